@@ -1,0 +1,49 @@
+// `kcx demo`: writes the built-in demo run (docs/demo.md).
+#include <QCommandLineParser>
+
+#include <cstdio>
+
+#include "app/commands.h"
+#include "core/demo.h"
+
+namespace kcx::app {
+
+int runDemo(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription("Write the built-in demo run: a tiny transformer scored by a float32 training "
+                                "kernel and a bf16/FP8 inference kernel (demo.jsonl and demo.safetensors).");
+    p.addHelpOption();
+    const QCommandLineOption outOpt("out", "The directory to write into (created if needed).", "DIR");
+    const QCommandLineOption seedOpt("seed", "The seed (the same seed gives the same run).", "S");
+    const QCommandLineOption seqOpt("sequences", "How many rollouts.", "N");
+    p.addOptions({outOpt, seedOpt, seqOpt});
+    if (!p.parse(args))
+        return usageError(p.errorText() + " (see kcx demo --help)");
+    if (p.isSet("help")) {
+        std::printf("%s", qPrintable(p.helpText()));
+        return 0;
+    }
+    if (!p.isSet(outOpt))
+        return usageError("demo needs --out DIR (see kcx demo --help)");
+    DemoOptions options;
+    bool ok = true;
+    if (p.isSet(seedOpt))
+        options.seed = p.value(seedOpt).toULongLong(&ok);
+    if (!ok)
+        return usageError("--seed needs a whole number");
+    if (p.isSet(seqOpt)) {
+        options.sequences = p.value(seqOpt).toInt(&ok);
+        if (!ok || options.sequences < 1 || options.sequences > 100000)
+            return usageError("--sequences needs a whole number from 1 to 100000");
+    }
+    try {
+        const std::string path = writeDemo(p.value(outOpt).toStdString(), options);
+        std::printf("%s\n", path.c_str());
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kcx: %s\n", e.what());
+        return 2;
+    }
+    return 0;
+}
+
+}  // namespace kcx::app

@@ -1,0 +1,180 @@
+// `kcx metrics`: every divergence metric of a run, summarised (SPEC 6, 6.2).
+#include <QCommandLineParser>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+#include "app/commands.h"
+#include "app/common.h"
+#include "app/table.h"
+#include "core/metrics.h"
+#include "core/sha256.h"
+
+namespace kcx::app {
+
+int usageError(const QString& message) {
+    std::fprintf(stderr, "kcx: %s\n", qPrintable(message));
+    return 2;
+}
+
+namespace {
+
+nlohmann::json summaryJson(const MetricValues& v, const Summary& s) {
+    nlohmann::json j;
+    j["count"] = s.count;
+    if (s.count) {
+        j["mean"] = *s.mean;
+        j["min"] = *s.min;
+        j["max"] = *s.max;
+        j["p50"] = *s.p50;
+        j["p99"] = *s.p99;
+        j["p99.9"] = *s.p999;
+        if (v.level == MetricLevel::Run)
+            j["value"] = v.values[0];
+    }
+    j["nonfinite_count"] = s.nonfinite;
+    j["missing_count"] = s.missing;
+    j["level"] = levelName(v.level);
+    return j;
+}
+
+bool writePerTokenCsv(const QString& path, const Run& run,
+                      const std::vector<std::shared_ptr<const MetricValues>>& metrics) {
+    std::ofstream f(path.toStdString(), std::ios::binary);
+    if (!f) {
+        std::fprintf(stderr, "kcx: %s: cannot write\n", qPrintable(path));
+        return false;
+    }
+    f << "sequence,position,token";
+    std::vector<const MetricValues*> tok;
+    for (const auto& m : metrics)
+        if (m->level == MetricLevel::Token) {
+            tok.push_back(m.get());
+            f << ',' << m->name;
+        }
+    f << '\n';
+    char buf[40];
+    for (size_t s = 0; s < run.sequenceCount(); ++s) {
+        std::string id = run.ids[s];
+        if (id.find_first_of(",\"\n") != std::string::npos) {   // RFC 4180 quoting
+            std::string q = "\"";
+            for (char c : id)
+                q += c == '"' ? std::string("\"\"") : std::string(1, c);
+            id = q + "\"";
+        }
+        for (size_t i = run.seqBegin(s); i < run.seqEnd(s); ++i) {
+            f << id << ',' << (i - run.seqBegin(s)) << ',' << run.tokens[i];
+            for (const MetricValues* m : tok) {
+                f << ',';
+                const double v = m->values[i];
+                if (!std::isnan(v)) {
+                    std::snprintf(buf, sizeof buf, "%.17g", v);
+                    f << buf;
+                }
+            }
+            f << '\n';
+        }
+    }
+    f.close();
+    if (!f) {
+        std::fprintf(stderr, "kcx: %s: write failed\n", qPrintable(path));
+        return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+int runMetrics(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription("Compute every divergence metric of SPEC 2 that the run's data supports, "
+                                "and print count, mean, min, max, p50, p99, p99.9 and the non-finite and "
+                                "missing counts of each.");
+    p.addHelpOption();
+    const QCommandLineOption runOpt("run", "The run: .jsonl, .jsonl.gz or .safetensors.", "RUN");
+    const QCommandLineOption metricsOpt("metrics", "Only these metrics (comma-separated names).", "m1,m2");
+    const QCommandLineOption perTokenOpt("per-token", "Also write every per-token value to a CSV file.", "OUT.csv");
+    const QCommandLineOption jsonOpt("json", "Write the SPEC 6.2 JSON to a file, or '-' for stdout.", "OUT");
+    const QCommandLineOption clipOpt("ppo-clip", "The PPO clip c of clip_excess (default 0.2).", "C", "0.2");
+    const QCommandLineOption threadsOpt("threads", "Worker threads (default: all cores).", "N", "0");
+    const QCommandLineOption quietOpt("quiet", "No progress or table output.");
+    p.addOptions({runOpt, metricsOpt, perTokenOpt, jsonOpt, clipOpt, threadsOpt, quietOpt});
+    if (!p.parse(args))
+        return usageError(p.errorText() + " (see kcx metrics --help)");
+    if (p.isSet("help")) {
+        std::printf("%s", qPrintable(p.helpText()));
+        return 0;
+    }
+    if (!p.isSet(runOpt))
+        return usageError("metrics needs --run RUN (see kcx metrics --help)");
+    if (!p.positionalArguments().isEmpty())
+        return usageError("unexpected argument '" + p.positionalArguments().first() + "'");
+    bool ok = false;
+    MetricOptions options;
+    options.ppoClip = p.value(clipOpt).toDouble(&ok);
+    if (!ok || !(options.ppoClip > 0))
+        return usageError("--ppo-clip needs a positive number");
+    options.threads = p.value(threadsOpt).toInt(&ok);
+    if (!ok || options.threads < 0)
+        return usageError("--threads needs a whole number >= 0");
+
+    std::vector<std::string> names;
+    if (p.isSet(metricsOpt)) {
+        for (const QString& n : p.value(metricsOpt).split(',', Qt::SkipEmptyParts)) {
+            if (!findMetric(n.trimmed().toStdString())) {
+                QString known;
+                for (const auto& m : metricCatalog())
+                    known += QString::fromStdString(m.name) + " ";
+                return usageError("unknown metric '" + n.trimmed() + "'; known metrics: " + known.trimmed());
+            }
+            names.push_back(n.trimmed().toStdString());
+        }
+    } else {
+        for (const auto& m : metricCatalog())
+            names.push_back(m.name);
+    }
+    const bool quiet = p.isSet(quietOpt);
+    const QString path = p.value(runOpt);
+    const auto run = openRun(path, quiet);
+    if (!run)
+        return 2;
+
+    MetricEngine engine(run, options);
+    std::vector<std::shared_ptr<const MetricValues>> values;
+    nlohmann::json metricsJson = nlohmann::json::object();
+    TextTable table({"metric", "level", "count", "mean", "min", "max", "p50", "p99", "p99.9", "nonfinite", "missing"},
+                    {false, false, true, true, true, true, true, true, true, true, true});
+    const Progress progress = terminalProgress("computing", quiet || p.value(jsonOpt) == "-");
+    for (size_t i = 0; i < names.size(); ++i) {
+        const auto v = engine.get(names[i]);
+        values.push_back(v);
+        const Summary s = summarize(*v, options.threads);
+        metricsJson[names[i]] = summaryJson(*v, s);
+        auto opt = [](const std::optional<double>& x) { return human(x ? *x : NAN); };
+        table.addRow({names[i], levelName(v->level), std::to_string(s.count), opt(s.mean), opt(s.min), opt(s.max),
+                      opt(s.p50), opt(s.p99), opt(s.p999), std::to_string(s.nonfinite), std::to_string(s.missing)});
+        if (progress)
+            progress(double(i + 1) / double(names.size()));
+    }
+    if (p.isSet(perTokenOpt) && !writePerTokenCsv(p.value(perTokenOpt), *run, values))
+        return 2;
+    if (p.isSet(jsonOpt)) {
+        nlohmann::json j;
+        j["kcx"] = 1;
+        j["run"] = {{"path", run->path},
+                    {"sha256", sha256File(run->path)},
+                    {"sequences", run->sequenceCount()},
+                    {"tokens", run->tokenCount()}};
+        j["metrics"] = std::move(metricsJson);
+        if (!writeOutput(p.value(jsonOpt), j.dump(2) + "\n"))
+            return 2;
+    }
+    if (!quiet && p.value(jsonOpt) != "-") {
+        std::printf("%s: %zu sequences, %zu tokens\n\n%s", qPrintable(path), run->sequenceCount(), run->tokenCount(),
+                    table.render().c_str());
+    }
+    return 0;
+}
+
+}  // namespace kcx::app

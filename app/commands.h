@@ -1,0 +1,15 @@
+// Headless subcommands of `kcx`. Each takes its own arguments (argv[0] = "kcx SUBCOMMAND")
+// and returns the process exit code (SPEC 6: 2 for input or usage errors).
+#pragma once
+
+#include <QStringList>
+
+namespace kcx::app {
+
+int runMetrics(const QStringList& args);
+int runDemo(const QStringList& args);
+
+// Prints "kcx: message" to stderr and returns 2.
+int usageError(const QString& message);
+
+}  // namespace kcx::app

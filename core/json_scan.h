@@ -1,0 +1,98 @@
+// A small, fast JSON scanner for the run loaders: it reads values straight into the run's
+// arrays instead of building a document, and reports errors by byte offset (the loader
+// turns the offset into line and column).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace kcx {
+
+struct ScanError {
+    size_t offset;        // byte offset into the scanned text
+    std::string message;
+};
+
+class JsonScanner {
+public:
+    JsonScanner(std::string_view text, size_t begin, size_t end) : s_(text), p_(begin), end_(end) {}
+
+    size_t pos() const { return p_; }
+    void skipWs() {
+        while (p_ < end_ && (s_[p_] == ' ' || s_[p_] == '\t' || s_[p_] == '\r' || s_[p_] == '\n'))
+            ++p_;
+    }
+    bool atEnd() {
+        skipWs();
+        return p_ >= end_;
+    }
+    char peek() {
+        skipWs();
+        return p_ < end_ ? s_[p_] : '\0';
+    }
+    bool consume(char c) {
+        if (peek() == c) {
+            ++p_;
+            return true;
+        }
+        return false;
+    }
+    void expect(char c, const char* what);
+    [[noreturn]] void fail(const std::string& message) const { throw ScanError{p_, message}; }
+    [[noreturn]] void failAt(size_t offset, const std::string& message) const {
+        throw ScanError{offset, message};
+    }
+
+    // A JSON string; `out` receives the unescaped text.
+    void string(std::string& out);
+    // A JSON number as double. Fails on anything else.
+    double number();
+    // A log-prob slot: a number, null (returns the missing marker), or one of the strings
+    // "NaN", "Infinity", "-Infinity". `what` names the field in errors.
+    double numberOrMarker(const char* what);
+    // An integer that fits int64 (token ids).
+    int64_t integer(const char* what);
+    bool literal(std::string_view word);   // true, false, null: consumes when it matches
+    // Skips any JSON value, returning its extent [begin, end).
+    std::pair<size_t, size_t> skipValue(int depth = 0);
+    // Iterates `[ item, item, ... ]`; calls item() for each element.
+    template <class F>
+    void array(const char* what, F&& item) {
+        expect('[', what);
+        if (consume(']'))
+            return;
+        do {
+            item();
+        } while (consume(','));
+        expect(']', what);
+    }
+    // Iterates `{ "key": value, ... }`; calls member(key, keyOffset) positioned at the value.
+    template <class F>
+    void object(const char* what, F&& member) {
+        expect('{', what);
+        if (consume('}'))
+            return;
+        std::string key;
+        do {
+            skipWs();
+            const size_t at = p_;
+            if (peek() != '"')
+                fail("expected a quoted key in " + std::string(what));
+            string(key);
+            expect(':', "after an object key");
+            member(key, at);
+        } while (consume(','));
+        expect('}', what);
+    }
+    std::string_view text() const { return s_; }
+
+private:
+    std::string_view s_;
+    size_t p_, end_;
+};
+
+// Converts a byte offset into a 1-based line and column (columns count characters).
+void lineColumn(std::string_view text, size_t offset, int64_t& line, int64_t& column);
+
+}  // namespace kcx

@@ -1,0 +1,31 @@
+// Opening a run file of any supported kind (SPEC 1).
+#pragma once
+
+#include <string>
+
+#include "core/errors.h"
+#include "core/run.h"
+
+namespace kcx {
+
+struct LoadOptions {
+    // Longest accepted JSONL line in bytes (a hostile file must not exhaust memory).
+    size_t maxLineBytes = size_t(1) << 30;
+};
+
+// Chooses the loader by content (gzip magic, safetensors header, JSON text), falling back
+// to the file name. Throws InputError naming the file and place; Cancelled when the
+// progress callback asks to stop. Nothing half-built escapes: the run is returned whole.
+Run loadRun(const std::string& path, const Progress& progress = {}, const LoadOptions& = {});
+
+// SPEC 1.1: JSON Lines, optionally gzip-compressed (detected by magic bytes).
+Run loadJsonl(const std::string& path, const Progress& progress = {}, const LoadOptions& = {});
+
+// SPEC 1.2: safetensors, memory-mapped; float32/float64/int tensors are used in place.
+Run loadSafetensors(const std::string& path, const Progress& progress = {});
+
+// The same from bytes already in memory (tests, decompressed input). `name` is used in errors.
+Run parseJsonl(std::string_view text, const std::string& name, const Progress& progress = {},
+               const LoadOptions& = {});
+
+}  // namespace kcx

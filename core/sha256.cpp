@@ -1,0 +1,45 @@
+#include "core/sha256.h"
+
+#include <cstdio>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include <sodium.h>
+
+namespace kcx {
+
+static std::string toHex(const unsigned char* d, size_t n) {
+    static const char* digits = "0123456789abcdef";
+    std::string s(n * 2, '0');
+    for (size_t i = 0; i < n; ++i) {
+        s[2 * i] = digits[d[i] >> 4];
+        s[2 * i + 1] = digits[d[i] & 15];
+    }
+    return s;
+}
+
+std::string sha256Hex(std::string_view bytes) {
+    unsigned char out[crypto_hash_sha256_BYTES];
+    crypto_hash_sha256(out, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
+    return toHex(out, sizeof out);
+}
+
+std::string sha256File(const std::string& path) {
+    std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+    if (!f)
+        throw std::runtime_error(path + ": cannot open for hashing");
+    crypto_hash_sha256_state st;
+    crypto_hash_sha256_init(&st);
+    std::vector<unsigned char> buf(1 << 20);
+    size_t got;
+    while ((got = std::fread(buf.data(), 1, buf.size(), f.get())) > 0)
+        crypto_hash_sha256_update(&st, buf.data(), got);
+    if (std::ferror(f.get()))
+        throw std::runtime_error(path + ": read error while hashing");
+    unsigned char out[crypto_hash_sha256_BYTES];
+    crypto_hash_sha256_final(&st, out);
+    return toHex(out, sizeof out);
+}
+
+}  // namespace kcx

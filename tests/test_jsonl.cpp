@@ -1,0 +1,210 @@
+// The JSONL loader (SPEC 1.1, 1.4): values land where they belong, and every bad input
+// is rejected with the file, the line and column, and what was expected.
+#include <QtTest/QTest>
+
+#include <cmath>
+#include <fstream>
+
+#include <zlib.h>
+
+#include "core/errors.h"
+#include "core/loader.h"
+
+using namespace kcx;
+
+namespace {
+const std::string kGood =
+    R"({"kcx_header": {"kernels": {"train": {"name": "fsdp", "precision": "bf16"}, "inf": {"name": "vllm", "precision": "fp8_e4m3"}}}})"
+    "\n"
+    R"({"id": "a", "slices": {"task": "math", "lang": "en"}, "tokens": [5, 6, 7], "text": ["x", "\u00e9", "z"], "logp_train": [-0.5, -1.25, -2.0], "logp_inf": [-0.25, null, "NaN"], "reward_train": 1, "reward_inf": 0.5, "runtime": {"batch_size": 8, "kernel_version": "v1"}})"
+    "\n\n"
+    R"({"id": "b", "slices": {"task": "code"}, "tokens": [1, 2], "logp_train": [-1e-3, "-Infinity"], "logp_inf": [-2e-3, -1], "topk_train": {"ids": [[1, 9], [2, 3]], "logp": [[-0.1, -3], [-5, -0.2]]}, "topk_inf": {"ids": [[1, 4], [3, 2]], "logp": [[-0.2, -2], [-0.3, -0.4]]}, "logits_train": [[1, 2, 3], [0, 0, 0]], "logits_inf": [[1, 2, 4], [0, 1, 0]], "extra_key_from_a_writer": {"ignored": true}})"
+    "\n";
+
+std::string writeTemp(const QString& name, const std::string& bytes) {
+    static QTemporaryDir dir;
+    const std::string path = (dir.path() + "/" + name).toStdString();
+    std::ofstream(path, std::ios::binary) << bytes;
+    return path;
+}
+}  // namespace
+
+class TestJsonl : public QObject {
+    Q_OBJECT
+private slots:
+    void loadsEveryField() {
+        const Run run = parseJsonl(kGood, "good.jsonl");
+        QCOMPARE(run.sequenceCount(), size_t(2));
+        QCOMPARE(run.tokenCount(), size_t(5));
+        QCOMPARE(run.ids[0], std::string("a"));
+        QCOMPARE(run.offsets[1], int64_t(3));
+        QCOMPARE(run.tokens[4], 2);
+        QCOMPARE(run.header["kernels"]["inf"]["precision"].get<std::string>(), std::string("fp8_e4m3"));
+        QCOMPARE(run.lpTrain[1], -1.25);
+        QVERIFY(isMissing(run.lpInf[1]));                       // null is missing ...
+        QVERIFY(std::isnan(run.lpInf[2]) && !isMissing(run.lpInf[2]));   // ... "NaN" is not
+        QVERIFY(std::isinf(run.lpTrain[4]) && run.lpTrain[4] < 0);
+        QCOMPARE(run.lpTrain[3], -1e-3);                        // float64 storage: exact
+        QCOMPARE(run.tokenText(1), std::string_view("\xc3\xa9"));
+        QCOMPARE(run.tokenText(3), std::string_view(""));       // sequence without text
+        // Slices: keys in first-seen order, codes per sequence, -1 where unlabeled.
+        QCOMPARE(run.slices.keys, (std::vector<std::string>{"task", "lang"}));
+        QCOMPARE(*run.slices.label(1, 0), std::string("code"));
+        QVERIFY(run.slices.label(1, 1) == nullptr);
+        QCOMPARE(run.rewardInf[0], 0.5);
+        QVERIFY(isMissing(run.rewardTrain[1]));
+        QCOMPARE(run.runtime[0]["batch_size"].get<int>(), 8);
+        // Top-k: sequence a has none (missing rows); sequence b's second train row is sorted.
+        QCOMPARE(run.topkTrain.k, 2);
+        QVERIFY(isMissing(run.topkTrain.logp[0]));
+        QCOMPARE(run.topkTrain.ids[2 * 4 + 0], 3);
+        QCOMPARE(run.topkTrain.logp[2 * 4 + 0], -0.2);
+        QCOMPARE(run.topkTrain.ids[2 * 4 + 1], 2);
+        // Logits for sequence b's two tokens (flat indices 3 and 4).
+        QCOMPARE(run.logits.vocab, int64_t(3));
+        QCOMPARE(run.logits.rows.size(), size_t(2));
+        QCOMPARE(run.logits.rows[0], int64_t(3));
+        QCOMPARE(run.logits.inf[2], 4.0);
+    }
+
+    void gzipAndPlainAgree() {
+        const std::string plain = writeTemp("g.jsonl", kGood);
+        const std::string gzPath = (QString::fromStdString(plain) + ".gz").toStdString();
+        gzFile gz = gzopen(gzPath.c_str(), "wb");
+        gzwrite(gz, kGood.data(), unsigned(kGood.size()));
+        gzclose(gz);
+        const Run a = loadRun(plain), b = loadRun(gzPath);
+        QCOMPARE(b.tokenCount(), a.tokenCount());
+        for (size_t i = 0; i < a.tokenCount(); ++i) {
+            QCOMPARE(b.tokens[i], a.tokens[i]);
+            QVERIFY(b.lpTrain[i] == a.lpTrain[i] || (std::isnan(a.lpTrain[i]) && std::isnan(b.lpTrain[i])));
+        }
+    }
+
+    void truncatedGzipIsAnError() {
+        std::string big;
+        for (int i = 0; i < 2000; ++i)
+            big += "{\"id\": \"s" + std::to_string(i) + "\", \"tokens\": [1], \"logp_train\": [-1], \"logp_inf\": [-1]}\n";
+        const std::string path = writeTemp("t.jsonl.gz", "");
+        gzFile gz = gzopen(path.c_str(), "wb");
+        gzwrite(gz, big.data(), unsigned(big.size()));
+        gzclose(gz);
+        std::ifstream in(path, std::ios::binary);
+        std::string bytes((std::istreambuf_iterator<char>(in)), {});
+        writeTemp("t.jsonl.gz", bytes.substr(0, bytes.size() / 2));
+        try {
+            loadRun(path);
+            QFAIL("a truncated gzip file loaded");
+        } catch (const InputError& e) {
+            QVERIFY2(QString(e.what()).contains("t.jsonl.gz"), e.what());
+        }
+    }
+
+    void badInput_data() {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QString>("where");     // "line:col" expected in the message
+        QTest::addColumn<QString>("phrase");    // what the message must say
+        const QString ok = R"({"id": "s", "tokens": [1, 2], "logp_train": [-1, -2], "logp_inf": [-1, -2]})";
+        QTest::newRow("empty file") << "" << "" << "empty";
+        QTest::newRow("blank lines only") << "\n\n  \n" << "" << "empty";
+        QTest::newRow("header only") << R"({"kcx_header": {}})" "\n" << "" << "no sequences";
+        QTest::newRow("broken json") << ok + "\n" + R"({"id": "t", "tokens": [1, 2 "logp_train": [-1]})"
+                                     << ":2:30:" << "expected ']'";
+        QTest::newRow("not an object") << "[1, 2]" << ":1:1:" << "JSON object";
+        QTest::newRow("missing tokens") << R"({"id": "s", "logp_train": [-1], "logp_inf": [-1]})"
+                                        << ":1:1:" << "missing required key \"tokens\"";
+        QTest::newRow("missing id") << R"({"tokens": [1], "logp_train": [-1], "logp_inf": [-1]})" << ":1:1:"
+                                    << "missing required key \"id\"";
+        QTest::newRow("missing logp_inf") << R"({"id": "s", "tokens": [1], "logp_train": [-1]})" << ":1:1:"
+                                          << "\"logp_inf\"";
+        QTest::newRow("length mismatch") << R"({"id": "q7", "tokens": [1, 2], "logp_train": [-1, -2], "logp_inf": [-1]})"
+                                         << ":1:" << "sequence 'q7': logp_inf has 1 values but tokens has 2";
+        QTest::newRow("duplicate id") << ok + "\n" + ok << ":2:1:" << "duplicate sequence id 's' (first used on line 1)";
+        QTest::newRow("uneven topk") << R"({"id": "u", "tokens": [1, 2], "logp_train": [-1, -2], "logp_inf": [-1, -2], "topk_train": {"ids": [[1, 2], [3]], "logp": [[-1, -2], [-3]]}})"
+                                     << ":1:" << "row 1 has 1 ids";
+        QTest::newRow("topk k changes") << R"({"id": "u", "tokens": [1], "logp_train": [-1], "logp_inf": [-1], "topk_inf": {"ids": [[1, 2]], "logp": [[-1, -2]]}})"
+                                           "\n"
+                                           R"({"id": "v", "tokens": [1], "logp_train": [-1], "logp_inf": [-1], "topk_inf": {"ids": [[1]], "logp": [[-1]]}})"
+                                        << ":2:" << "earlier sequence has k = 2";
+        QTest::newRow("float token") << R"({"id": "f", "tokens": [1.5], "logp_train": [-1], "logp_inf": [-1]})"
+                                     << ":1:13:" << "expected an integer";
+        QTest::newRow("bad marker string") << R"({"id": "m", "tokens": [1], "logp_train": ["nan"], "logp_inf": [-1]})"
+                                           << ":1:" << "\"NaN\", \"Infinity\"";
+        QTest::newRow("bare NaN") << R"({"id": "m", "tokens": [1], "logp_train": [NaN], "logp_inf": [-1]})" << ":1:"
+                                  << "expected a number or null";
+        QTest::newRow("empty tokens") << R"({"id": "e", "tokens": [], "logp_train": [], "logp_inf": []})" << ":1:"
+                                      << "T >= 1";
+        QTest::newRow("logits V mismatch") << R"({"id": "l", "tokens": [1], "logp_train": [-1], "logp_inf": [-1], "logits_train": [[1, 2]], "logits_inf": [[1, 2, 3]]})"
+                                           << ":1:" << "expected V = 2";
+        QTest::newRow("logits one side") << R"({"id": "l", "tokens": [1], "logp_train": [-1], "logp_inf": [-1], "logits_train": [[1, 2]]})"
+                                         << ":1:" << "must come together";
+        QTest::newRow("id not string") << R"({"id": 3, "tokens": [1], "logp_train": [-1], "logp_inf": [-1]})" << ":1:"
+                                       << "\"id\" must be a string";
+        QTest::newRow("trailing garbage") << ok + " x" << ":1:" << "unexpected text after";
+        QTest::newRow("unterminated string") << R"({"id": "abc)" << ":1:" << "unterminated string";
+        QTest::newRow("late header") << ok + "\n" + R"({"kcx_header": {}})" << ":2:" << "missing required key";
+    }
+    void badInput() {
+        QFETCH(QString, text);
+        QFETCH(QString, where);
+        QFETCH(QString, phrase);
+        const std::string bytes = text.toStdString();
+        const std::string path = writeTemp("bad.jsonl", bytes);
+        try {
+            loadRun(path);
+            QFAIL("bad input was accepted");
+        } catch (const InputError& e) {
+            const QString msg = e.what();
+            QVERIFY2(msg.startsWith(QString::fromStdString(path)), qPrintable(msg));
+            QVERIFY2(where.isEmpty() || msg.contains(where), qPrintable(msg));
+            QVERIFY2(msg.contains(phrase), qPrintable(msg));
+        }
+    }
+
+    // A file of many lines is split into chunks parsed in parallel: errors still name the
+    // right line, and the sequences come out in file order.
+    void manyChunks() {
+        std::string big;
+        const int n = 60000;
+        for (int i = 0; i < n; ++i)
+            big += "{\"id\": \"s" + std::to_string(i) + "\", \"tokens\": [" + std::to_string(i) +
+                   ", 1], \"logp_train\": [-1, -2], \"logp_inf\": [-1.5, -2]}\n";
+        QVERIFY(big.size() > (size_t(8) << 20));
+        const Run run = parseJsonl(big, "big.jsonl");
+        QCOMPARE(run.sequenceCount(), size_t(n));
+        QCOMPARE(run.tokens[2 * 54321], 54321);
+        QCOMPARE(run.ids[54321], std::string("s54321"));
+        const std::string bad = big + "{\"id\": \"s7\", \"tokens\": [1], \"logp_train\": [-1], \"logp_inf\": [-1]}\n";
+        try {
+            parseJsonl(bad, "big.jsonl");
+            QFAIL("duplicate accepted");
+        } catch (const InputError& e) {
+            QVERIFY2(QString(e.what()).contains(":" + QString::number(n + 1) + ":1:"), e.what());
+            QVERIFY2(QString(e.what()).contains("line 8)"), e.what());
+        }
+    }
+
+    void lineLimit() {
+        LoadOptions o;
+        o.maxLineBytes = 40;
+        try {
+            parseJsonl(kGood, "x.jsonl", {}, o);
+            QFAIL("an over-long line was accepted");
+        } catch (const InputError& e) {
+            QVERIFY2(QString(e.what()).contains("longer than the limit"), e.what());
+        }
+    }
+
+    void cancel() {
+        bool threw = false;
+        try {
+            parseJsonl(kGood, "x.jsonl", [](double) { return false; });
+        } catch (const Cancelled&) {
+            threw = true;
+        }
+        QVERIFY(threw);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestJsonl)
+#include "test_jsonl.moc"
