@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The command line end to end (SPEC 6): exit codes, help, errors, the JSON of 6.2.
+# Usage: cli_test.sh KCX WORKDIR
+set -u
+kcx="$1"; work="$2"
+rm -rf "$work"; mkdir -p "$work"; cd "$work"
+py=/usr/bin/python3
+pass=0; fail=0
+check() {  # check NAME EXPECTED_EXIT COMMAND...
+  local name="$1" want="$2"; shift 2
+  "$@" >out.txt 2>err.txt; local got=$?
+  if [ "$got" = "$want" ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL $name: exit $got, expected $want"; cat err.txt; fi
+}
+contains() {  # contains NAME FILE TEXT
+  if grep -qF -- "$3" "$2"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL $1: '$3' not in $2:"; cat "$2"; fi
+}
+
+check version 0 "$kcx" --version;            contains version out.txt "kcx 0."
+check help 0 "$kcx" --help;                  contains help out.txt "metrics"
+check metrics-help 0 "$kcx" metrics --help;  contains metrics-help out.txt "--per-token"
+check demo-help 0 "$kcx" demo --help;        contains demo-help out.txt "--out"
+check unknown-sub 2 "$kcx" frobnicate;       contains unknown-sub err.txt "unknown subcommand 'frobnicate'"
+check no-run 2 "$kcx" metrics;               contains no-run err.txt "--run"
+check bad-option 2 "$kcx" metrics --run x --bogus
+check missing-file 2 "$kcx" metrics --run nope.jsonl;  contains missing-file err.txt "nope.jsonl"
+
+# lp_train = log 1/2, lp_inf = log 1/4 at one token; a second token is not logged (null).
+printf '%s\n' '{"kcx_header": {"kernels": {"train": {"name": "t"}, "inf": {"name": "i"}}}}' \
+  '{"id": "a", "slices": {"task": "math"}, "tokens": [3, 4], "logp_train": [-0.6931471805599453, -1], "logp_inf": [-1.3862943611198906, null], "reward_train": 1, "reward_inf": 0.25}' > small.jsonl
+check json 0 "$kcx" metrics --run small.jsonl --json m.json --quiet
+$py - <<'PY' && pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL json contents"; }
+import json, math
+j = json.load(open("m.json"))
+assert j["kcx"] == 1 and j["run"]["sequences"] == 1 and j["run"]["tokens"] == 2
+assert len(j["run"]["sha256"]) == 64
+m = j["metrics"]
+assert abs(m["log_ratio"]["mean"] - math.log(2)) < 1e-15, m["log_ratio"]
+assert m["log_ratio"]["count"] == 1 and m["log_ratio"]["missing_count"] == 1
+assert m["ratio"]["max"] == 2.0
+assert m["reward_diff"]["mean"] == -0.75
+assert m["tv"]["count"] == 0 and m["tv"]["missing_count"] == 2 and "mean" not in m["tv"]
+assert m["seq_log_ratio"]["count"] == 0 and m["seq_log_ratio"]["missing_count"] == 1
+assert m["length"]["max"] == 2
+PY
+check json-stdout 0 "$kcx" metrics --run small.jsonl --json -
+$py -c 'import json,sys; json.load(open("out.txt"))' && pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL stdout is not pure JSON"; }
+check table 0 "$kcx" metrics --run small.jsonl;  contains table out.txt "abs_log_ratio"
+check choose 0 "$kcx" metrics --run small.jsonl --metrics k3,tv --json c.json --quiet
+$py -c 'import json; m=json.load(open("c.json"))["metrics"]; assert sorted(m) == ["k3","tv"], m' && pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL --metrics"; }
+check bad-metric 2 "$kcx" metrics --run small.jsonl --metrics k3,tvv;  contains bad-metric err.txt "unknown metric 'tvv'"
+check per-token 0 "$kcx" metrics --run small.jsonl --metrics log_ratio,k2 --per-token pt.csv --quiet
+contains per-token-header pt.csv "sequence,position,token,log_ratio,k2"
+contains per-token-row pt.csv "a,0,3,0.69314718055994529,0.24022650695910069"
+contains per-token-missing pt.csv "a,1,4,,"
+
+printf '%s\n' '{"id": "a", "tokens": [1, 2], "logp_train": [-1, -2], "logp_inf": [-1]}' > short.jsonl
+check length-mismatch 2 "$kcx" metrics --run short.jsonl
+contains length-mismatch err.txt "short.jsonl:1:"
+contains length-mismatch err.txt "sequence 'a': logp_inf has 1 values but tokens has 2"
+: > empty.jsonl
+check empty 2 "$kcx" metrics --run empty.jsonl;  contains empty err.txt "empty.jsonl"
+
+# The demo: deterministic, and readable by the metrics command in both formats.
+check demo 0 "$kcx" demo --out d1
+check demo-again 0 "$kcx" demo --out d2
+cmp -s d1/demo.jsonl d2/demo.jsonl && pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL demo not deterministic"; }
+check demo-metrics 0 "$kcx" metrics --run d1/demo.jsonl --json dj.json --quiet
+check demo-metrics-st 0 "$kcx" metrics --run d1/demo.safetensors --json ds.json --quiet
+$py - <<'PY' && pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL demo metrics"; }
+import json
+a = json.load(open("dj.json"))["metrics"]; b = json.load(open("ds.json"))["metrics"]
+assert a["log_ratio"]["count"] >= 50000, a["log_ratio"]
+for name in ("tv", "tv_lower", "top1_agree", "reward_diff", "abs_log_ratio"):
+    assert a[name]["count"] > 0, name
+    assert a[name]["count"] == b[name]["count"], name
+PY
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
