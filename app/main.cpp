@@ -16,6 +16,7 @@ struct Command {
 };
 
 const Command kCommands[] = {
+    {"check", "evaluate a kernel contract against a run (the offline-CI gate)", kcx::app::runCheck},
     {"metrics", "compute every divergence metric of a run and summarise it", kcx::app::runMetrics},
     {"demo", "write the built-in demo run (a tiny transformer under two kernels)", kcx::app::runDemo},
 };

@@ -40,7 +40,9 @@ struct MetricOptions {
 struct MetricValues {
     std::string name;
     MetricLevel level = MetricLevel::Token;
-    std::vector<double> values;   // M (token), N (sequence) or 1 (run); NaN = no value
+    // M (token), N (sequence) or 1 (run). No value is NaN: missingDouble() (run.h) where
+    // the inputs were missing, any other NaN where they were non-finite.
+    std::vector<double> values;
     uint64_t count = 0;           // values that exist
     uint64_t missing = 0;         // inputs not logged (null) or absent from the data
     uint64_t nonfinite = 0;       // inputs present but NaN/Inf, or a non-finite result

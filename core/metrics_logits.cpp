@@ -73,7 +73,7 @@ std::vector<MetricValues> logitMetrics(const Run& run, const MetricOptions& opti
     for (int k = 0; k < kCount; ++k) {
         out[k].name = kNames[k];
         out[k].level = MetricLevel::Token;
-        out[k].values.assign(m, nan());
+        out[k].values.assign(m, missingDouble());
     }
     const Logits& L = run.logits;
     const size_t rows = L.present() ? L.rows.size() : 0, v = size_t(L.vocab);
@@ -92,6 +92,8 @@ std::vector<MetricValues> logitMetrics(const Run& run, const MetricOptions& opti
             const size_t t = size_t(L.rows[r]);
             if (!ok) {
                 ++nf;
+                for (int k = 0; k < kCount; ++k)
+                    out[k].values[t] = nan();
                 continue;
             }
             ++c;

@@ -74,7 +74,7 @@ void tokenLoop(std::span<const TA> A, std::span<const TB> B, double* out, double
     for (size_t i = 0; i < A.size(); ++i) {
         const int state = inputState(A[i], B[i]);
         if (state) {
-            out[i] = nan();
+            out[i] = state == 1 ? missingDouble() : nan();
             (state == 1 ? missing : nonfinite)++;
             continue;
         }
@@ -144,7 +144,7 @@ std::vector<MetricValues> sequenceMetrics(const Run& run, const MetricOptions& o
     out[kSeq + 1].name = "length";
     for (auto& v : out) {
         v.level = MetricLevel::Sequence;
-        v.values.assign(n, nan());
+        v.values.assign(n, missingDouble());
     }
     const size_t chunks = std::min<size_t>(n ? n : 1, chunkCount(run.tokenCount(), options.threads));
     ChunkProgress prog(progress, chunks);
@@ -173,6 +173,9 @@ std::vector<MetricValues> sequenceMetrics(const Run& run, const MetricOptions& o
             out[kSeq + 1].values[s] = double(len);
             if (worst || len == 0) {
                 (worst == 2 ? nf : miss)++;
+                if (worst == 2)
+                    for (size_t j = 0; j < kSeq; ++j)
+                        out[j].values[s] = nan();
                 continue;
             }
             ++c;
@@ -200,8 +203,11 @@ std::vector<MetricValues> sequenceMetrics(const Run& run, const MetricOptions& o
         const double a = run.rewardTrain.empty() ? missingDouble() : run.rewardTrain[s];
         const double b = run.rewardInf.empty() ? missingDouble() : run.rewardInf[s];
         const int st = inputState(a, b);
-        if (st)
+        if (st) {
             (st == 1 ? rd.missing : rd.nonfinite)++;
+            if (st == 2)
+                rd.values[s] = nan();
+        }
         else {
             rd.values[s] = b - a;
             ++rd.count;

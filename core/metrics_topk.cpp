@@ -77,7 +77,7 @@ std::vector<MetricValues> topkMetrics(const Run& run, const MetricOptions& optio
     for (int k = 0; k < 3; ++k) {
         out[k].name = names[k];
         out[k].level = MetricLevel::Token;
-        out[k].values.assign(m, nan());
+        out[k].values.assign(m, missingDouble());
     }
     const bool haveTopk = run.hasTopK();
     const Logits& L = run.logits;
@@ -113,18 +113,23 @@ std::vector<MetricValues> topkMetrics(const Run& run, const MetricOptions& optio
                 st = (sa == 1 || sb == 1) ? 1 : std::max(sa, sb);
             }
             if (st) {
-                for (int k = 0; k < 3; ++k)
+                for (int k = 0; k < 3; ++k) {
                     (st == 1 ? miss[k] : nf[k])++;
+                    if (st == 2)
+                        out[k].values[i] = nan();
+                }
                 continue;
             }
             const double top1 = ra[0].id == rb[0].id ? 1.0 : 0.0;
             const Bounds bd = bounds(ra, rb);
             put(0, i, bd.tv);
             put(2, i, top1);
-            if (bd.klFinite)
+            if (bd.klFinite) {
                 put(1, i, bd.kl);
-            else
+            } else {
                 ++nf[1];
+                out[1].values[i] = nan();
+            }
         }
         cTv.add(n[0], miss[0], nf[0]);
         cKl.add(n[1], miss[1], nf[1]);

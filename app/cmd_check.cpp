@@ -1,0 +1,167 @@
+// `kcx check`: the offline-CI gate (SPEC 6, 6.1). Exit 0 pass, 1 fail, 2 input or usage
+// error, 3 inconclusive.
+#include <QCommandLineParser>
+
+#include <cstdio>
+
+#include "app/commands.h"
+#include "app/common.h"
+#include "app/table.h"
+#include "core/contract.h"
+#include "core/errors.h"
+#include "core/evaluation_json.h"
+#include "core/evaluator.h"
+#include "core/sha256.h"
+
+namespace kcx::app {
+
+namespace {
+
+std::string sliceText(const Result& r) {
+    if (!r.slice)
+        return "-";
+    std::string s;
+    for (const auto& [k, v] : *r.slice)
+        s += (s.empty() ? "" : ",") + k + "=" + v;
+    return s;
+}
+
+std::string thresholdText(const Result& r) {
+    auto f = [](double v) { return human(v); };
+    if (r.upper && r.max)
+        return "upper " + f(*r.upper) + " <= " + f(*r.max);
+    if (r.ci) {
+        std::string s = "[" + f(r.ci->first) + ", " + f(r.ci->second) + "] in [";
+        return s + (r.min ? f(*r.min) : "-inf") + ", " + (r.max ? f(*r.max) : "inf") + "]";
+    }
+    if (r.min && r.max)
+        return "[" + f(*r.min) + ", " + f(*r.max) + "]";
+    if (r.max)
+        return "<= " + f(*r.max);
+    if (r.min)
+        return ">= " + f(*r.min);
+    return "-";
+}
+
+std::string xmlEscape(const std::string& s) {
+    std::string o;
+    for (char c : s) {
+        switch (c) {
+        case '&': o += "&amp;"; break;
+        case '<': o += "&lt;"; break;
+        case '>': o += "&gt;"; break;
+        case '"': o += "&quot;"; break;
+        default: o += c;
+        }
+    }
+    return o;
+}
+
+// JUnit XML: one testcase per result; failures state observed against threshold.
+std::string junit(const Contract& c, const Evaluation& ev) {
+    size_t failures = 0, errors = 0, skipped = 0;
+    std::string cases;
+    for (const Result& r : ev.results) {
+        std::string name = r.clause + (r.slice ? " [" + sliceText(r) + "]" : "");
+        cases += "    <testcase classname=\"kcx." + std::string(familyName(r.family)) + "\" name=\"" + xmlEscape(name) +
+                 "\">\n";
+        const std::string what = xmlEscape(r.metric + " " + r.aggregate + ": observed " +
+                                           (r.observed ? human(*r.observed) : "none") + ", threshold " +
+                                           thresholdText(r) + "; action " + actionName(r.action));
+        if (r.status == Status::Fail) {
+            ++failures;
+            cases += "      <failure message=\"" + what + "\">" + xmlEscape(r.message) + "</failure>\n";
+        } else if (r.status == Status::Error) {
+            ++errors;
+            cases += "      <error message=\"" + xmlEscape(r.message) + "\"/>\n";
+        } else if (r.status == Status::Inconclusive) {
+            ++skipped;
+            cases += "      <skipped message=\"inconclusive: " + xmlEscape(r.message) + "\"/>\n";
+        }
+        cases += "    </testcase>\n";
+    }
+    return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"kcx contract " +
+           xmlEscape(c.name) + "\" tests=\"" + std::to_string(ev.results.size()) + "\" failures=\"" +
+           std::to_string(failures) + "\" errors=\"" + std::to_string(errors) + "\" skipped=\"" +
+           std::to_string(skipped) + "\">\n" + cases + "  </testsuite>\n</testsuites>\n";
+}
+
+}  // namespace
+
+int runCheck(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription("Evaluate a kernel contract against a run: the offline-CI gate.\n"
+                                "Exit codes: 0 pass, 1 fail, 2 input or usage error, 3 inconclusive.");
+    p.addHelpOption();
+    const QCommandLineOption contractOpt("contract", "The contract (YAML or JSON).", "C.yaml");
+    const QCommandLineOption runOpt("run", "The run: .jsonl, .jsonl.gz or .safetensors.", "RUN");
+    const QCommandLineOption stageOpt("stage", "The stage to decide the action for (default: the contract's first).",
+                                      "S");
+    const QCommandLineOption jsonOpt("json", "Write the SPEC 6.1 JSON to a file, or '-' for stdout.", "OUT");
+    const QCommandLineOption junitOpt("junit", "Write JUnit XML (one testcase per result).", "OUT");
+    const QCommandLineOption quietOpt("quiet", "Print nothing but errors; the exit code says the verdict.");
+    p.addOptions({contractOpt, runOpt, stageOpt, jsonOpt, junitOpt, quietOpt});
+    if (!p.parse(args))
+        return usageError(p.errorText() + " (see kcx check --help)");
+    if (p.isSet("help")) {
+        std::printf("%s", qPrintable(p.helpText()));
+        return 0;
+    }
+    if (!p.isSet(contractOpt) || !p.isSet(runOpt))
+        return usageError("check needs --contract C and --run RUN (see kcx check --help)");
+    if (!p.positionalArguments().isEmpty())
+        return usageError("unexpected argument '" + p.positionalArguments().first() + "'");
+    const bool quiet = p.isSet(quietOpt);
+
+    Contract contract;
+    try {
+        contract = loadContract(p.value(contractOpt).toStdString());
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kcx: %s\n", e.what());
+        return 2;
+    }
+    const auto run = openRun(p.value(runOpt), quiet);
+    if (!run)
+        return 2;
+    Evaluation ev;
+    try {
+        EvaluateOptions options;
+        options.stage = p.value(stageOpt).toStdString();
+        ev = evaluateContract(contract, run, options, terminalProgress("evaluating", quiet));
+    } catch (const std::invalid_argument& e) {
+        std::fprintf(stderr, "kcx: %s\n", e.what());
+        return 2;
+    }
+
+    if (p.isSet(jsonOpt)) {
+        nlohmann::json j = evaluationJson(ev);
+        j["contract"] = {{"name", contract.name}, {"version", contract.version}, {"sha256", sha256Hex(contract.text)},
+                         {"path", contract.path}};
+        j["run"] = {{"path", run->path},
+                    {"sha256", sha256File(run->path)},
+                    {"sequences", run->sequenceCount()},
+                    {"tokens", run->tokenCount()}};
+        if (!writeOutput(p.value(jsonOpt), j.dump(2) + "\n"))
+            return 2;
+    }
+    if (p.isSet(junitOpt) && !writeOutput(p.value(junitOpt), junit(contract, ev)))
+        return 2;
+    if (!quiet && p.value(jsonOpt) != "-") {
+        TextTable t({"clause", "slice", "observed", "threshold", "status", "action"},
+                    {false, false, true, false, false, false});
+        for (const Result& r : ev.results)
+            t.addRow({r.clause, sliceText(r), r.observed ? human(*r.observed) : "-", thresholdText(r),
+                      statusName(r.status), r.status == Status::Pass ? "" : actionName(r.action)});
+        std::printf("contract %s %s against %s (%zu sequences, %zu tokens)\n\n%s\n", contract.name.c_str(),
+                    contract.version.c_str(), run->path.c_str(), run->sequenceCount(), run->tokenCount(),
+                    t.render().c_str());
+        std::string stages;
+        for (const auto& s : contract.stages)
+            stages += (stages.empty() ? "" : ", ") + s + ": " + actionName(ev.stageActions[s]);
+        std::printf("verdict: %s   action at %s: %s\nstages: %s\n", statusName(ev.verdict), ev.stage.c_str(),
+                    actionName(ev.action), stages.c_str());
+    }
+    return ev.verdict == Status::Pass ? 0 : ev.verdict == Status::Fail ? 1 : 3;
+}
+
+}  // namespace kcx::app

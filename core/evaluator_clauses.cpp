@@ -1,0 +1,273 @@
+// Deciding each clause family (SPEC 4.1, 4.2) from cached, scoped values.
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "core/evaluator_internal.h"
+#include "core/stats.h"
+
+namespace kcx::detail {
+namespace {
+
+std::string fmt(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    return buf;
+}
+
+// Which sequences a clause's `where` keeps; fills `error` when a key is not in the run.
+std::vector<char> sequencesInScope(const Run& run, const SliceFilter& where, std::string& error) {
+    std::vector<char> keep(run.sequenceCount(), 1);
+    for (const auto& [key, accepted] : where.anyOf) {
+        const int k = run.slices.keyIndex(key);
+        if (k < 0) {
+            error = "the run has no slice key '" + key + "'";
+            return {};
+        }
+        for (size_t s = 0; s < keep.size(); ++s) {
+            const std::string* label = run.slices.label(s, size_t(k));
+            if (!label || std::find(accepted.begin(), accepted.end(), *label) == accepted.end())
+                keep[s] = 0;
+        }
+    }
+    return keep;
+}
+
+// Group index of each sequence under per_slice (-1 = not in any group).
+std::vector<int> groupOf(const Run& run, const Clause& c, std::vector<Group>& groups, std::string& error) {
+    std::vector<int> g(run.sequenceCount(), 0);
+    if (c.perSlice.empty()) {
+        groups.resize(1);
+        return g;
+    }
+    const int k = run.slices.keyIndex(c.perSlice);
+    if (k < 0) {
+        error = "the run has no slice key '" + c.perSlice + "' (per_slice)";
+        return {};
+    }
+    const auto& values = run.slices.values[size_t(k)];
+    groups.resize(values.size());
+    for (size_t v = 0; v < values.size(); ++v)
+        groups[v].slice = SliceLabels{{c.perSlice, values[v]}};
+    for (size_t s = 0; s < g.size(); ++s)
+        g[s] = run.slices.codes[s * run.slices.keys.size() + size_t(k)];
+    return g;
+}
+
+}  // namespace
+
+void buildMetricState(const Clause& c, MetricEngine& engine, ClauseState& st) {
+    const Run& run = engine.run();
+    st = ClauseState{};
+    const auto values = engine.get(c.metric);
+    const bool token = values->level == MetricLevel::Token;
+    if (values->level == MetricLevel::Run) {
+        if (!c.where.empty() || !c.perSlice.empty() || c.positions) {
+            st.error = "'" + c.metric + "' is a per-run metric: where, per_slice and positions do not apply";
+            return;
+        }
+        st.groups.resize(1);
+        Group& g = st.groups[0];
+        const double v = values->values[0];
+        if (!std::isnan(v))
+            g.values.push_back(v);
+        g.missing = values->missing;
+        g.nonfinite = values->nonfinite;
+        return;
+    }
+    if (c.positions && !token) {
+        st.error = "positions apply to per-token metrics; '" + c.metric + "' is per sequence";
+        return;
+    }
+    const auto keep = sequencesInScope(run, c.where, st.error);
+    if (!st.error.empty())
+        return;
+    const auto group = groupOf(run, c, st.groups, st.error);
+    if (!st.error.empty())
+        return;
+    const bool perSeq = c.family == Family::Statistical;
+    for (size_t s = 0; s < run.sequenceCount(); ++s) {
+        if (!keep[s] || group[s] < 0)
+            continue;
+        Group& g = st.groups[size_t(group[s])];
+        size_t from = s, to = s + 1;
+        if (token) {
+            const size_t b = run.seqBegin(s), len = run.seqLength(s);
+            size_t lo = 0, hi = len;
+            if (c.positions) {
+                lo = size_t(std::clamp<int64_t>(c.positions->first, 0, int64_t(len)));
+                hi = size_t(std::clamp<int64_t>(c.positions->second, 0, int64_t(len)));
+            }
+            from = b + lo;
+            to = b + std::max(lo, hi);
+        }
+        double sum = 0, mx = -INFINITY;
+        uint64_t cnt = 0;
+        for (size_t i = from; i < to; ++i) {
+            const double v = values->values[i];
+            if (std::isnan(v)) {
+                (isMissing(v) ? g.missing : g.nonfinite)++;
+                continue;
+            }
+            g.values.push_back(v);
+            sum += v;
+            mx = std::max(mx, v);
+            ++cnt;
+        }
+        if (perSeq && cnt) {
+            g.seqSum.push_back(sum);
+            g.seqCount.push_back(double(cnt));
+            g.seqMax.push_back(mx);
+        }
+    }
+}
+
+// k of n above `level`, by binary search once a group has been sorted for a drag.
+static uint64_t countAbove(const std::vector<double>& v, bool sorted, double level) {
+    if (sorted)
+        return uint64_t(v.end() - std::upper_bound(v.begin(), v.end(), level));
+    return uint64_t(std::count_if(v.begin(), v.end(), [&](double x) { return x > level; }));
+}
+
+std::vector<Result> decideNumerical(const Clause& c, ClauseState& st, int threads) {
+    std::vector<Result> out;
+    for (Group& g : st.groups) {
+        Result r = baseResult(c, g);
+        r.aggregate = c.aggregate->text;
+        r.n = g.values.size();
+        if (!g.observed || g.observedFor != c.aggregate->text) {
+            g.observed = applyAggregate(*c.aggregate, g.values, threads);
+            g.observedFor = c.aggregate->text;
+        }
+        r.observed = g.observed;
+        decideAgainst(c, r, "no values in scope");
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+std::vector<Result> decideStatistical(const Clause& c, ClauseState& st) {
+    std::vector<Result> out;
+    const bool seqUnit = c.unit == Clause::Unit::Sequence;
+    const uint64_t minN = uint64_t(std::max<int64_t>(c.minSamples, 1));
+    // m for Bonferroni: the slices with enough values to be tested.
+    size_t m = 0;
+    for (const Group& g : st.groups)
+        if ((seqUnit || c.test == Clause::Test::Mean ? g.seqSum.size() : g.values.size()) >= minN &&
+            (c.test == Clause::Test::Mean ? g.values.size() : 1) >= minN)
+            ++m;
+    double conf = c.confidence.value;
+    if (c.correction == Clause::Correction::Bonferroni && m > 1)
+        conf = 1 - (1 - conf) / double(m);
+    for (Group& g : st.groups) {
+        Result r = baseResult(c, g);
+        r.confidence = conf;
+        if (c.test == Clause::Test::Exceedance) {
+            r.aggregate = "exceedance";
+            const double level = c.level->value;
+            std::vector<double>& v = seqUnit ? g.seqMax : g.values;
+            r.n = v.size();
+            if (r.n < minN) {
+                r.status = Status::Inconclusive;
+                r.message = r.n == 0 ? "no values in scope"
+                                     : std::to_string(r.n) + " samples, fewer than min_samples " +
+                                           std::to_string(c.minSamples);
+                out.push_back(std::move(r));
+                continue;
+            }
+            if (!g.k || g.kLevel != level || g.kUnit != seqUnit) {
+                if (g.kLevel != level && g.k && !g.sorted[seqUnit]) {   // a second level: a drag; sort once
+                    std::sort(v.begin(), v.end());
+                    g.sorted[seqUnit] = true;
+                }
+                g.k = countAbove(v, g.sorted[seqUnit], level);
+                g.kLevel = level;
+                g.kUnit = seqUnit;
+            }
+            r.observed = double(*g.k) / double(r.n);
+            r.upper = wilsonUpper(*g.k, r.n, conf);
+            r.max = c.max ? std::optional(c.max->value) : std::nullopt;
+            r.margin = *r.max - *r.upper;
+            r.status = *r.upper <= *r.max ? Status::Pass : Status::Fail;
+            r.message = std::to_string(*g.k) + " of " + std::to_string(r.n) + (seqUnit ? " sequences" : " values") +
+                        " above " + fmt(level) + "; upper bound " + fmt(*r.upper) + (r.status == Status::Pass ? " <= " : " > ") +
+                        fmt(*r.max) + " at confidence " + fmt(conf);
+        } else {
+            r.aggregate = "mean";
+            r.n = g.values.size();
+            if (r.n < minN || g.seqSum.empty()) {
+                r.status = Status::Inconclusive;
+                r.message = r.n == 0 ? "no values in scope"
+                                     : std::to_string(r.n) + " samples, fewer than min_samples " +
+                                           std::to_string(c.minSamples);
+                out.push_back(std::move(r));
+                continue;
+            }
+            double s = 0, n = 0;
+            for (size_t i = 0; i < g.seqSum.size(); ++i) {
+                s += g.seqSum[i];
+                n += g.seqCount[i];
+            }
+            r.observed = s / n;
+            if (!g.ci || g.ciConf != conf || g.ciResamples != c.resamples || g.ciSeed != c.seed) {
+                g.ci = bootstrapMeanInterval(g.seqSum, g.seqCount, conf, c.resamples, c.seed);
+                g.ciConf = conf;
+                g.ciResamples = c.resamples;
+                g.ciSeed = c.seed;
+            }
+            r.ci = g.ci;
+            if (c.min)
+                r.min = c.min->value;
+            if (c.max)
+                r.max = c.max->value;
+            double margin = INFINITY;
+            if (r.max)
+                margin = std::min(margin, *r.max - r.ci->second);
+            if (r.min)
+                margin = std::min(margin, r.ci->first - *r.min);
+            r.margin = margin;
+            r.status = margin >= 0 ? Status::Pass : Status::Fail;
+            r.message = "mean " + fmt(*r.observed) + ", " + fmt(100 * conf) + "% interval [" + fmt(r.ci->first) +
+                        ", " + fmt(r.ci->second) + "] over " + std::to_string(g.seqSum.size()) + " sequences";
+        }
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+Result baseResult(const Clause& c, const Group& g) {
+    Result r;
+    r.clause = c.id;
+    r.family = c.family;
+    r.severity = c.severity;
+    r.metric = c.metric;
+    r.slice = g.slice;
+    return r;
+}
+
+void decideAgainst(const Clause& c, Result& r, const char* noValue) {
+    if (c.max)
+        r.max = c.max->value;
+    if (c.min)
+        r.min = c.min->value;
+    if (!r.observed) {
+        r.status = Status::Inconclusive;
+        r.message = noValue;
+        return;
+    }
+    double margin = INFINITY;
+    if (r.max)
+        margin = std::min(margin, *r.max - *r.observed);
+    if (r.min)
+        margin = std::min(margin, *r.observed - *r.min);
+    r.margin = margin;
+    r.status = margin >= 0 ? Status::Pass : Status::Fail;
+    std::string bound;
+    if (r.max && *r.max - *r.observed == margin)
+        bound = (r.status == Status::Pass ? " <= max " : " > max ") + fmt(*r.max);
+    else if (r.min)
+        bound = (r.status == Status::Pass ? " >= min " : " < min ") + fmt(*r.min);
+    r.message = "observed " + fmt(*r.observed) + bound + " over " + std::to_string(r.n) + " values";
+}
+
+}  // namespace kcx::detail
