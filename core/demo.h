@@ -11,6 +11,10 @@ namespace kcx {
 struct DemoOptions {
     uint64_t seed = 20261202;
     int sequences = 240;       // rollouts
+    int threads = 0;           // worker threads (0 = one per core); never changes the result
+    // Sanity switch: K_inf computes exactly what K_train computes (fp32, the same
+    // reduction order, no FP8), so every log-ratio is exactly zero.
+    bool identicalKernels = false;
 };
 
 // Deterministic for a seed. Calls progress with fractions in [0, 1].
