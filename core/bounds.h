@@ -22,6 +22,8 @@ struct BoundStep {
     std::string observedName;
     bool vacuous = false;      // bound >= the trivial maximum of what it bounds
     std::optional<double> lower;      // seq_ratio: the interval's lower end
+    std::optional<double> limit;      // ppo_clip: the clip c the bound is compared with
+    bool exceedsLimit = false;        // ppo_clip: bound > c (clipping acts at identical weights)
 };
 
 // Computes every step from the contract's bounds and clauses and the run's metrics.
