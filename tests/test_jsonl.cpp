@@ -141,7 +141,7 @@ private slots:
         QTest::newRow("id not string") << R"({"id": 3, "tokens": [1], "logp_train": [-1], "logp_inf": [-1]})" << ":1:"
                                        << "\"id\" must be a string";
         QTest::newRow("trailing garbage") << ok + " x" << ":1:" << "unexpected text after";
-        QTest::newRow("unterminated string") << R"({"id": "abc)" << ":1:" << "unterminated string";
+        QTest::newRow("unterminated string") << "{\"id\": \"abc" << ":1:" << "unterminated string";
         QTest::newRow("late header") << ok + "\n" + R"({"kcx_header": {}})" << ":2:" << "missing required key";
     }
     void badInput() {
