@@ -1,3 +1,4 @@
+#include <cctype>
 #include "core/json_scan.h"
 
 #include <charconv>
@@ -16,6 +17,12 @@ std::string describe(std::string_view s, size_t p, size_t end) {
     if (c < 32 || c > 126)
         return "byte 0x" + std::string(1, "0123456789abcdef"[(unsigned char)c >> 4]) +
                std::string(1, "0123456789abcdef"[c & 15]);
+    // A number or a bare word is shown whole, so that "1.5" does not read as "1".
+    size_t e = p;
+    while (e < end && e - p < 24 && (std::isalnum((unsigned char)s[e]) || s[e] == '.' || s[e] == '-' || s[e] == '+'))
+        ++e;
+    if (e > p + 1)
+        return "'" + std::string(s.substr(p, e - p)) + "'";
     return std::string("'") + c + "'";
 }
 

@@ -25,14 +25,19 @@ size_t firstArgmax(const T* x, size_t v) {
     return best;
 }
 
-// Computes every metric of one row; returns false when the row holds a non-finite logit.
+// Computes every metric of one row. Returns 0 when computed, 1 when the row holds a value
+// that was not logged (JSON null: the row is missing), 2 when it holds a non-finite logit.
 template <class TA, class TB>
-bool row(const TA* a, const TB* b, size_t v, Scratch& s, double out[kCount]) {
+int row(const TA* a, const TB* b, size_t v, Scratch& s, double out[kCount]) {
     using Eigen::ArrayXd;
     s.z = Eigen::Map<const Eigen::Array<TA, Eigen::Dynamic, 1>>(a, Eigen::Index(v)).template cast<double>();
     s.zq = Eigen::Map<const Eigen::Array<TB, Eigen::Dynamic, 1>>(b, Eigen::Index(v)).template cast<double>();
-    if (!s.z.isFinite().all() || !s.zq.isFinite().all())
-        return false;
+    if (!s.z.isFinite().all() || !s.zq.isFinite().all()) {
+        for (size_t i = 0; i < v; ++i)
+            if (isMissing(double(a[i])) || isMissing(double(b[i])))
+                return 1;
+        return 2;
+    }
     // Stable log-softmax: subtract the max, accumulate the normaliser in double.
     const double mz = s.z.maxCoeff(), mq = s.zq.maxCoeff();
     s.p = (s.z - mz).exp();
@@ -61,7 +66,7 @@ bool row(const TA* a, const TB* b, size_t v, Scratch& s, double out[kCount]) {
     // Rounding can leave a divergence a hair below zero; they are non-negative by definition.
     for (int i : {TV, KLPQ, KLQP, JS})
         out[i] = std::max(out[i], 0.0);
-    return true;
+    return 0;
 }
 
 }  // namespace
@@ -82,15 +87,19 @@ std::vector<MetricValues> logitMetrics(const Run& run, const MetricOptions& opti
     Counts counts;
     parallelChunks(rows, chunks, options.threads, [&](size_t, size_t b, size_t e) {
         Scratch scratch;
-        uint64_t c = 0, nf = 0;
+        uint64_t c = 0, miss = 0, nf = 0;
         double vals[kCount];
         for (size_t r = b; r < e; ++r) {
-            bool ok = false;
+            int st = 0;
             L.train.visit([&](auto A) {
-                L.inf.visit([&](auto B) { ok = row(A.data(), B.data(), v, scratch, vals); }, r * v, v);
+                L.inf.visit([&](auto B) { st = row(A.data(), B.data(), v, scratch, vals); }, r * v, v);
             }, r * v, v);
             const size_t t = size_t(L.rows[r]);
-            if (!ok) {
+            if (st == 1) {
+                ++miss;
+                continue;
+            }
+            if (st == 2) {
                 ++nf;
                 for (int k = 0; k < kCount; ++k)
                     out[k].values[t] = nan();
@@ -100,12 +109,12 @@ std::vector<MetricValues> logitMetrics(const Run& run, const MetricOptions& opti
             for (int k = 0; k < kCount; ++k)
                 out[k].values[t] = vals[k];
         }
-        counts.add(c, 0, nf);
+        counts.add(c, miss, nf);
         prog.done();
     });
     for (auto& o : out) {
         counts.into(o);
-        o.missing = m - rows;
+        o.missing += m - rows;
     }
     return out;
 }

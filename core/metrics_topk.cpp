@@ -99,7 +99,16 @@ std::vector<MetricValues> topkMetrics(const Run& run, const MetricOptions& optio
                 hasRow = true;
                 ++lr;
             }
-            if (hasRow && !std::isnan(tv.values[i])) {   // the exact value wins
+            // The exact value wins (SPEC 2.4), a non-finite one too; a row with a value
+            // that was not logged is no row, and top-k decides.
+            if (hasRow && !isMissing(tv.values[i])) {
+                if (std::isnan(tv.values[i])) {
+                    for (int k = 0; k < 3; ++k) {
+                        ++nf[k];
+                        out[k].values[i] = nan();
+                    }
+                    continue;
+                }
                 put(0, i, tv.values[i]);
                 put(1, i, kl.values[i]);
                 put(2, i, logitTop1.values[i]);
@@ -107,7 +116,7 @@ std::vector<MetricValues> topkMetrics(const Run& run, const MetricOptions& optio
             }
             int st;
             if (!haveTopk) {
-                st = hasRow ? 2 : 1;   // only a logit row, and it was not finite
+                st = 1;   // no top-k, and no usable logit row
             } else {
                 const int sa = readRow(run.topkTrain, i, ra), sb = readRow(run.topkInf, i, rb);
                 st = (sa == 1 || sb == 1) ? 1 : std::max(sa, sb);

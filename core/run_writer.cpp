@@ -243,17 +243,30 @@ void putSequence(std::string& out, const Run& run, size_t s) {
             out += name;
             putTopK(out, *t, b, e);
         }
-    // JSONL logits cover whole sequences: write them only when every position has a row.
+    // JSONL logits cover whole sequences; a position without a row is written as null
+    // (not logged), which the loader reads back as no row.
     if (run.hasLogits() && e > b) {
         const auto& rows = run.logits.rows;
         const int64_t* lo = std::lower_bound(rows.begin(), rows.end(), int64_t(b));
         const int64_t* hi = std::lower_bound(lo, rows.end(), int64_t(e));
-        if (size_t(hi - lo) == e - b) {
-            const size_t first = size_t(lo - rows.begin()), v = size_t(run.logits.vocab);
-            out += ",\"logits_train\":";
-            putRows(out, run.logits.train, first * v, e - b, v);
-            out += ",\"logits_inf\":";
-            putRows(out, run.logits.inf, first * v, e - b, v);
+        if (hi > lo) {
+            const size_t v = size_t(run.logits.vocab);
+            for (auto [name, col] : {std::pair{",\"logits_train\":[", &run.logits.train},
+                                     std::pair{",\"logits_inf\":[", &run.logits.inf}}) {
+                out += name;
+                const int64_t* r = lo;
+                for (size_t i = b; i < e; ++i) {
+                    if (i > b)
+                        out += ',';
+                    if (r < hi && size_t(*r) == i) {
+                        putColumn(out, *col, size_t(r - rows.begin()) * v, v);
+                        ++r;
+                    } else {
+                        out += "null";
+                    }
+                }
+                out += ']';
+            }
         }
     }
     for (auto [name, r] : {std::pair{",\"reward_train\":", &run.rewardTrain},

@@ -9,6 +9,7 @@
 
 #include "core/errors.h"
 #include "core/loader.h"
+#include "core/metrics.h"
 
 using namespace kcx;
 
@@ -109,7 +110,7 @@ private slots:
         QTest::newRow("blank lines only") << "\n\n  \n" << "" << "empty";
         QTest::newRow("header only") << R"({"kcx_header": {}})" "\n" << "" << "no sequences";
         QTest::newRow("broken json") << ok + "\n" + R"({"id": "t", "tokens": [1, 2 "logp_train": [-1]})"
-                                     << ":2:30:" << "expected ']'";
+                                     << ":2:29:" << "expected ']'";
         QTest::newRow("not an object") << "[1, 2]" << ":1:1:" << "JSON object";
         QTest::newRow("missing tokens") << R"({"id": "s", "logp_train": [-1], "logp_inf": [-1]})"
                                         << ":1:1:" << "missing required key \"tokens\"";
@@ -127,7 +128,7 @@ private slots:
                                            R"({"id": "v", "tokens": [1], "logp_train": [-1], "logp_inf": [-1], "topk_inf": {"ids": [[1]], "logp": [[-1]]}})"
                                         << ":2:" << "earlier sequence has k = 2";
         QTest::newRow("float token") << R"({"id": "f", "tokens": [1.5], "logp_train": [-1], "logp_inf": [-1]})"
-                                     << ":1:13:" << "expected an integer";
+                                     << ":1:24:" << "expected an integer, found '1.5'";
         QTest::newRow("bad marker string") << R"({"id": "m", "tokens": [1], "logp_train": ["nan"], "logp_inf": [-1]})"
                                            << ":1:" << "\"NaN\", \"Infinity\"";
         QTest::newRow("bare NaN") << R"({"id": "m", "tokens": [1], "logp_train": [NaN], "logp_inf": [-1]})" << ":1:"
@@ -136,8 +137,8 @@ private slots:
                                       << "T >= 1";
         QTest::newRow("logits V mismatch") << R"({"id": "l", "tokens": [1], "logp_train": [-1], "logp_inf": [-1], "logits_train": [[1, 2]], "logits_inf": [[1, 2, 3]]})"
                                            << ":1:" << "expected V = 2";
-        QTest::newRow("logits one side") << R"({"id": "l", "tokens": [1], "logp_train": [-1], "logp_inf": [-1], "logits_train": [[1, 2]]})"
-                                         << ":1:" << "must come together";
+        QTest::newRow("logits row not an array") << R"({"id": "l", "tokens": [1], "logp_train": [-1], "logp_inf": [-1], "logits_train": [3], "logits_inf": [[1]]})"
+                                                 << ":1:" << "logits_train";
         QTest::newRow("id not string") << R"({"id": 3, "tokens": [1], "logp_train": [-1], "logp_inf": [-1]})" << ":1:"
                                        << "\"id\" must be a string";
         QTest::newRow("trailing garbage") << ok + " x" << ":1:" << "unexpected text after";
@@ -161,11 +162,34 @@ private slots:
         }
     }
 
+    // Full logits: a null row is a position that was not logged, a null inside a row makes
+    // that row missing, and logits of one kernel alone are accepted but give no row (every
+    // SPEC 2.3 metric needs both).
+    void partialLogits() {
+        const std::string text =
+            R"({"id": "a", "tokens": [1, 2, 3], "logp_train": [-1, -2, -3], "logp_inf": [-1, -2, -3], )"
+            R"("logits_train": [[0, 0], null, [0, 1]], "logits_inf": [[0, 0], [1, 0], [0, null]]})" "\n"
+            R"({"id": "b", "tokens": [4], "logp_train": [-1], "logp_inf": [-1], "logits_inf": [[5, 6]]})" "\n";
+        const auto run = std::make_shared<Run>(parseJsonl(text, "partial.jsonl"));
+        QCOMPARE(run->logits.vocab, int64_t(2));
+        QCOMPARE(run->logits.rows.size(), size_t(2));     // positions 0 and 2; 1 has a null row
+        QCOMPARE(run->logits.rows[0], int64_t(0));
+        QCOMPARE(run->logits.rows[1], int64_t(2));
+        QVERIFY(isMissing(run->logits.inf[3]));
+        MetricEngine engine(run);
+        const MetricValues& tv = *engine.get("tv");
+        QCOMPARE(tv.values[0], 0.0);                      // identical rows
+        QVERIFY(isMissing(tv.values[1]) && isMissing(tv.values[2]) && isMissing(tv.values[3]));
+        QCOMPARE(tv.count, uint64_t(1));
+        QCOMPARE(tv.missing, uint64_t(3));
+        QCOMPARE(tv.nonfinite, uint64_t(0));
+    }
+
     // A file of many lines is split into chunks parsed in parallel: errors still name the
     // right line, and the sequences come out in file order.
     void manyChunks() {
         std::string big;
-        const int n = 60000;
+        const int n = 120000;
         for (int i = 0; i < n; ++i)
             big += "{\"id\": \"s" + std::to_string(i) + "\", \"tokens\": [" + std::to_string(i) +
                    ", 1], \"logp_train\": [-1, -2], \"logp_inf\": [-1.5, -2]}\n";
