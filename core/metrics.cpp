@@ -134,7 +134,7 @@ void MetricEngine::computeGroup(std::string_view name, const Progress& progress)
     std::vector<MetricValues> results;
     const Run& run = *run_;
     if (info.needs == "logits") {
-        results = detail::logitMetrics(run, options_, progress);
+        results = detail::logitMetrics(run, options_, progress, name == "js");
     } else if (info.needs == "topk|logits") {
         // The exact full-logit values win where logits exist, so those come first.
         const auto tv = get("tv", progress);

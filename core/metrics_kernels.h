@@ -21,9 +21,10 @@ std::vector<MetricValues> sequenceMetrics(const Run& run, const MetricOptions& o
 // One per-run metric (SPEC 2.4a): a single value.
 MetricValues runMetric(const Run& run, std::string_view name, const MetricOptions& options,
                        const Progress& progress);
-// All full-logit metrics (SPEC 2.3) in one pass over the logit rows, plus kLogitTop1.
+// All full-logit metrics (SPEC 2.3) in one pass over the logit rows, plus kLogitTop1;
+// js only when `withJs` (it costs as much as all the others together).
 std::vector<MetricValues> logitMetrics(const Run& run, const MetricOptions& options,
-                                       const Progress& progress);
+                                       const Progress& progress, bool withJs);
 // tv_lower, kl_lower, top1_agree (SPEC 2.2); exact logit values win where they exist.
 std::vector<MetricValues> topkMetrics(const Run& run, const MetricOptions& options,
                                       const MetricValues& tv, const MetricValues& kl,
