@@ -152,10 +152,13 @@ std::vector<Result> decideStatistical(const Clause& c, ClauseState& st) {
     const uint64_t minN = uint64_t(std::max<int64_t>(c.minSamples, 1));
     // m for Bonferroni: the slices with enough values to be tested.
     size_t m = 0;
-    for (const Group& g : st.groups)
-        if ((seqUnit || c.test == Clause::Test::Mean ? g.seqSum.size() : g.values.size()) >= minN &&
-            (c.test == Clause::Test::Mean ? g.values.size() : 1) >= minN)
+    // (The units counted are the ones the decision below compares with min_samples.)
+    for (const Group& g : st.groups) {
+        const size_t units = c.test == Clause::Test::Mean ? (g.seqSum.empty() ? 0 : g.values.size())
+                                                          : (seqUnit ? g.seqMax.size() : g.values.size());
+        if (units >= minN)
             ++m;
+    }
     double conf = c.confidence.value;
     if (c.correction == Clause::Correction::Bonferroni && m > 1)
         conf = 1 - (1 - conf) / double(m);

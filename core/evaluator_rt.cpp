@@ -199,9 +199,14 @@ std::vector<Result> decideObservability(const Clause& c, MetricEngine& engine, C
             }
         }
         r.n = size_t(std::count(keep.begin(), keep.end(), 1));
-        r.observed = worst;
         const double need = c.minCoverage ? c.minCoverage->value : 1.0;
         r.min = need;
+        if (r.n == 0) {   // nothing in scope: no evidence either way (SPEC 4.1)
+            r.status = Status::Inconclusive;
+            r.message = "no sequences in scope";
+            return {r};
+        }
+        r.observed = worst;
         r.margin = worst - need;
         r.status = worst >= need ? Status::Pass : Status::Fail;
         r.message = "coverage of " + r.metric + " is " + fmt(worst) + (r.status == Status::Pass ? " >= " : " < ") +
