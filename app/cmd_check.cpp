@@ -3,6 +3,7 @@
 #include <QCommandLineParser>
 
 #include <cstdio>
+#include <optional>
 
 #include "app/commands.h"
 #include "app/common.h"
@@ -26,20 +27,32 @@ std::string sliceText(const Result& r) {
     return s;
 }
 
-std::string thresholdText(const Result& r) {
+// The threshold a result was (or would have been) compared with. A result that could not
+// be decided (too few samples, no values) carries no bounds; those come from its clause.
+std::string thresholdText(const Result& r, const Contract& contract) {
     auto f = [](double v) { return human(v); };
-    if (r.upper && r.max)
-        return "upper " + f(*r.upper) + " <= " + f(*r.max);
-    if (r.ci) {
-        std::string s = "[" + f(r.ci->first) + ", " + f(r.ci->second) + "] in [";
-        return s + (r.min ? f(*r.min) : "-inf") + ", " + (r.max ? f(*r.max) : "inf") + "]";
+    std::optional<double> lo = r.min, hi = r.max;
+    const Clause* c = contract.find(r.clause);
+    if (!lo && !hi && c && r.aggregate != "coverage" && r.aggregate != "nonfinite_fraction") {
+        if (c->min)
+            lo = c->min->value;
+        if (c->max)
+            hi = c->max->value;
     }
-    if (r.min && r.max)
-        return "[" + f(*r.min) + ", " + f(*r.max) + "]";
-    if (r.max)
-        return "<= " + f(*r.max);
-    if (r.min)
-        return ">= " + f(*r.min);
+    const bool exceedance = r.family == Family::Statistical && r.aggregate == "exceedance";
+    const bool mean = r.family == Family::Statistical && r.aggregate == "mean";
+    if (exceedance && hi)
+        return "upper " + (r.upper ? f(*r.upper) : std::string("?")) + " <= " + f(*hi);
+    if (mean && (lo || hi)) {
+        std::string s = r.ci ? "[" + f(r.ci->first) + ", " + f(r.ci->second) + "]" : std::string("[?, ?]");
+        return s + " in [" + (lo ? f(*lo) : "-inf") + ", " + (hi ? f(*hi) : "inf") + "]";
+    }
+    if (lo && hi)
+        return "[" + f(*lo) + ", " + f(*hi) + "]";
+    if (hi)
+        return "<= " + f(*hi);
+    if (lo)
+        return ">= " + f(*lo);
     return "-";
 }
 
@@ -51,7 +64,8 @@ std::string xmlEscape(const std::string& s) {
         case '<': o += "&lt;"; break;
         case '>': o += "&gt;"; break;
         case '"': o += "&quot;"; break;
-        default: o += c;
+        case '\t': case '\n': case '\r': o += c; break;
+        default: o += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? ' ' : c;   // not allowed in XML 1.0
         }
     }
     return o;
@@ -65,9 +79,12 @@ std::string junit(const Contract& c, const Evaluation& ev) {
         std::string name = r.clause + (r.slice ? " [" + sliceText(r) + "]" : "");
         cases += "    <testcase classname=\"kcx." + std::string(familyName(r.family)) + "\" name=\"" + xmlEscape(name) +
                  "\">\n";
-        const std::string what = xmlEscape(r.metric + " " + r.aggregate + ": observed " +
-                                           (r.observed ? human(*r.observed) : "none") + ", threshold " +
-                                           thresholdText(r) + "; action " + actionName(r.action));
+        // A result without a number (require, require_equal) states its comparison in its message.
+        const std::string what = xmlEscape(r.metric + " " + r.aggregate + ": " +
+                                           (r.observed ? "observed " + human(*r.observed) + ", threshold " +
+                                                             thresholdText(r, c)
+                                                       : r.message) +
+                                           "; action " + actionName(r.action));
         if (r.status == Status::Fail) {
             ++failures;
             cases += "      <failure message=\"" + what + "\">" + xmlEscape(r.message) + "</failure>\n";
@@ -98,7 +115,8 @@ int runCheck(const QStringList& args) {
     const QCommandLineOption stageOpt("stage", "The stage to decide the action for (default: the contract's first).",
                                       "S");
     const QCommandLineOption jsonOpt("json", "Write the SPEC 6.1 JSON to a file, or '-' for stdout.", "OUT");
-    const QCommandLineOption junitOpt("junit", "Write JUnit XML (one testcase per result).", "OUT");
+    const QCommandLineOption junitOpt("junit", "Write JUnit XML (one testcase per result) to a file, or '-' for stdout.",
+                                      "OUT");
     const QCommandLineOption quietOpt("quiet", "Print nothing but errors; the exit code says the verdict.");
     p.addOptions({contractOpt, runOpt, stageOpt, jsonOpt, junitOpt, quietOpt});
     if (!p.parse(args))
@@ -112,6 +130,10 @@ int runCheck(const QStringList& args) {
     if (!p.positionalArguments().isEmpty())
         return usageError("unexpected argument '" + p.positionalArguments().first() + "'");
     const bool quiet = p.isSet(quietOpt);
+    const bool jsonToStdout = p.isSet(jsonOpt) && p.value(jsonOpt) == "-";
+    const bool junitToStdout = p.isSet(junitOpt) && p.value(junitOpt) == "-";
+    if (jsonToStdout && junitToStdout)
+        return usageError("only one of --json and --junit can write to stdout ('-')");
 
     Contract contract;
     try {
@@ -146,15 +168,23 @@ int runCheck(const QStringList& args) {
     }
     if (p.isSet(junitOpt) && !writeOutput(p.value(junitOpt), junit(contract, ev)))
         return 2;
-    if (!quiet && p.value(jsonOpt) != "-") {
+    if (!quiet && !jsonToStdout && !junitToStdout) {
         TextTable t({"clause", "slice", "observed", "threshold", "status", "action"},
                     {false, false, true, false, false, false});
         for (const Result& r : ev.results)
-            t.addRow({r.clause, sliceText(r), r.observed ? human(*r.observed) : "-", thresholdText(r),
+            t.addRow({r.clause, sliceText(r), r.observed ? human(*r.observed) : "-", thresholdText(r, contract),
                       statusName(r.status), r.status == Status::Pass ? "" : actionName(r.action)});
         std::printf("contract %s %s against %s (%zu sequences, %zu tokens)\n\n%s\n", contract.name.c_str(),
                     contract.version.c_str(), run->path.c_str(), run->sequenceCount(), run->tokenCount(),
                     t.render().c_str());
+        // Why a result has no number: too few samples, a header value that differs or is absent.
+        std::string notes;
+        for (const Result& r : ev.results)
+            if (r.status != Status::Pass && !r.observed && !r.message.empty())
+                notes += "  " + r.clause + (r.slice ? " [" + sliceText(r) + "]" : "") + " (" + statusName(r.status) +
+                         "): " + r.message + "\n";
+        if (!notes.empty())
+            std::printf("%s\n", notes.c_str());
         std::string stages;
         for (const auto& s : contract.stages)
             stages += (stages.empty() ? "" : ", ") + s + ": " + actionName(ev.stageActions[s]);

@@ -1,9 +1,12 @@
-// `kcx demo`: writes the built-in demo run (docs/demo.md).
+// `kcx demo`: writes the built-in demo run and its contract (docs/demo.md, SPEC 6).
 #include <QCommandLineParser>
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 
 #include "app/commands.h"
+#include "app/demo_contract.h"
 #include "core/demo.h"
 
 namespace kcx::app {
@@ -11,7 +14,9 @@ namespace kcx::app {
 int runDemo(const QStringList& args) {
     QCommandLineParser p;
     p.setApplicationDescription("Write the built-in demo run: a tiny transformer scored by a float32 training "
-                                "kernel and a bf16/FP8 inference kernel (demo.jsonl and demo.safetensors).");
+                                "kernel and a bf16/FP8 inference kernel (demo.jsonl and demo.safetensors), and "
+                                "the demo contract (demo-contract.yaml). Prints the paths of the run and the "
+                                "contract, one per line.");
     p.addHelpOption();
     const QCommandLineOption outOpt("out", "The directory to write into (created if needed).", "DIR");
     const QCommandLineOption seedOpt("seed", "The seed (the same seed gives the same run).", "S");
@@ -37,8 +42,18 @@ int runDemo(const QStringList& args) {
             return usageError("--sequences needs a whole number from 1 to 100000");
     }
     try {
-        const std::string path = writeDemo(p.value(outOpt).toStdString(), options);
-        std::printf("%s\n", path.c_str());
+        const std::string dir = p.value(outOpt).toStdString();
+        const std::string path = writeDemo(dir, options);
+        const std::string contract = (std::filesystem::path(dir) / kDemoContractFile).string();
+        const std::string_view yaml = demoContractYaml();
+        std::ofstream f(contract, std::ios::binary | std::ios::trunc);
+        f.write(yaml.data(), std::streamsize(yaml.size()));
+        f.close();
+        if (!f) {
+            std::fprintf(stderr, "kcx: %s: cannot write\n", contract.c_str());
+            return 2;
+        }
+        std::printf("%s\n%s\n", path.c_str(), contract.c_str());
     } catch (const std::exception& e) {
         std::fprintf(stderr, "kcx: %s\n", e.what());
         return 2;
