@@ -1,0 +1,53 @@
+// The heatmap with its controls: which metric, which rows (slices or sequences), which
+// cell aggregate, and the colour scale. The threshold comes from the selected clause.
+#pragma once
+
+#include <QWidget>
+
+#include <memory>
+
+class QComboBox;
+class QCheckBox;
+class QLabel;
+
+namespace kcx {
+struct MetricValues;
+}
+
+namespace kcx::ui {
+
+class Session;
+class HeatmapView;
+
+class HeatmapPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit HeatmapPanel(Session* session, QWidget* parent = nullptr);
+
+    HeatmapView* view() const { return view_; }
+    QString metric() const;
+
+public slots:
+    void setMetric(const QString& metric);   // a per-token metric
+    void setThreshold(double value);
+
+signals:
+    void sequenceActivated(size_t sequence, size_t position);
+    void metricChanged(const QString& metric);
+
+private:
+    void fillRowChoices();
+    void applyRowMode();
+    void applyAggregate();
+
+    Session* session_;
+    HeatmapView* view_;
+    QComboBox* metric_;
+    QComboBox* rows_;
+    QComboBox* aggregate_;
+    QCheckBox* log_;
+    QLabel* note_;
+    std::shared_ptr<const MetricValues> values_;
+};
+
+}  // namespace kcx::ui
