@@ -9,6 +9,7 @@ namespace kcx::app {
 int runMetrics(const QStringList& args);
 int runDemo(const QStringList& args);
 int runCheck(const QStringList& args);
+int runOpen(const QStringList& args);   // needs a QApplication
 
 // Prints "kcx: message" to stderr and returns 2.
 int usageError(const QString& message);

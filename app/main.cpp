@@ -1,9 +1,12 @@
 // kcx: the Kernel Contract Explorer. Headless subcommands run on a QCoreApplication and
-// never need a display (SPEC 6).
+// never need a display (SPEC 6); `kcx` alone and `kcx open` run the window.
+#include <QApplication>
 #include <QCoreApplication>
 #include <QTextStream>
 
 #include <cstdio>
+#include <cstring>
+#include <memory>
 
 #include "app/commands.h"
 
@@ -18,28 +21,36 @@ struct Command {
 const Command kCommands[] = {
     {"check", "evaluate a kernel contract against a run (the offline-CI gate)", kcx::app::runCheck},
     {"metrics", "compute every divergence metric of a run and summarise it", kcx::app::runMetrics},
-    {"demo", "write the built-in demo run (a tiny transformer under two kernels)", kcx::app::runDemo},
+    {"demo", "write the built-in demo run and contract (a tiny transformer under two kernels)", kcx::app::runDemo},
+    {"open", "open the window on a run and a contract (the demo when no run is given)", kcx::app::runOpen},
 };
 
 void printHelp(FILE* to) {
     QTextStream out(to);
-    out << "Usage: kcx SUBCOMMAND [options]\n\n"
+    out << "Usage: kcx [SUBCOMMAND] [options]\n\n"
            "KCX compares what a training kernel and an inference kernel compute for the same\n"
            "policy, and checks the divergence against a kernel contract.\n\nSubcommands:\n";
     for (const auto& c : kCommands)
         out << "  " << QString(c.name).leftJustified(10) << c.summary << "\n";
-    out << "\nOptions:\n  -h, --help     show this help (also: kcx SUBCOMMAND --help)\n"
+    out << "\nWithout a subcommand, kcx opens the window on the built-in demo.\n"
+           "\nOptions:\n  -h, --help     show this help (also: kcx SUBCOMMAND --help)\n"
            "  -v, --version  show the version\n";
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    QCoreApplication app(argc, argv);
+    // The window needs a QApplication (and a display, or QT_QPA_PLATFORM=offscreen); every
+    // other subcommand runs headless.
+    const bool window = argc < 2 || std::strcmp(argv[1], "open") == 0;
+    std::unique_ptr<QCoreApplication> app(window ? new QApplication(argc, argv) : new QCoreApplication(argc, argv));
+    QCoreApplication::setOrganizationName("kcx");
     QCoreApplication::setApplicationName("kcx");
     QCoreApplication::setApplicationVersion(KCX_VERSION);
-    const QStringList args = app.arguments();
-    if (args.size() < 2 || args[1] == "-h" || args[1] == "--help" || args[1] == "help") {
+    QStringList args = app->arguments();
+    if (args.size() < 2)
+        args << QStringLiteral("open");
+    if (args[1] == "-h" || args[1] == "--help" || args[1] == "help") {
         printHelp(stdout);
         return 0;
     }

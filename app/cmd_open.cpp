@@ -1,0 +1,118 @@
+// `kcx open [RUN] [--contract C] [--screenshot OUT.png] [--size WxH]` (SPEC 6.3), and
+// `kcx` alone: the window, on the built-in demo when no run is named.
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QElapsedTimer>
+#include <QTimer>
+
+#include <cstdio>
+
+#include "app/commands.h"
+#include "app/demo_contract.h"
+#include "ui/main_window.h"
+#include "ui/session.h"
+
+namespace kcx::app {
+
+namespace {
+
+// Saves the window once it has settled (loaded, evaluated, heatmap drawn), then quits.
+void screenshotWhenSettled(ui::MainWindow* w, const QString& out, int* exitCode) {
+    auto* timer = new QTimer(w);
+    auto* clock = new QElapsedTimer;
+    clock->start();
+    timer->setInterval(50);
+    int stableTicks = 0;
+    QObject::connect(timer, &QTimer::timeout, w, [=]() mutable {
+        const bool failed = !w->session()->loading() && !w->session()->run();
+        if (failed) {
+            std::fprintf(stderr, "kcx: nothing to show: the run did not load\n");
+            *exitCode = 2;
+            QApplication::exit(2);
+            return;
+        }
+        // A few quiet ticks in a row: late signals (a metric arriving, a repaint) land first.
+        stableTicks = w->settled() ? stableTicks + 1 : 0;
+        if (stableTicks >= 4) {
+            timer->stop();
+            const bool ok = w->grab().save(out, "PNG");
+            if (!ok)
+                std::fprintf(stderr, "kcx: %s: cannot write the screenshot\n", qPrintable(out));
+            *exitCode = ok ? 0 : 2;
+            QApplication::exit(*exitCode);
+        } else if (clock->elapsed() > 300000) {
+            std::fprintf(stderr, "kcx: gave up waiting for loading and evaluation after 300 s\n");
+            *exitCode = 1;
+            QApplication::exit(1);
+        }
+    });
+    timer->start();
+}
+
+}  // namespace
+
+int runOpen(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription("Open the window on a run (and a contract). Without a run, the built-in demo "
+                                "run and demo contract open.");
+    p.addHelpOption();
+    const QCommandLineOption contractOpt("contract", "The contract to evaluate (YAML or JSON).", "C");
+    const QCommandLineOption shotOpt("screenshot",
+                                     "Wait until loading and evaluation have finished, save the whole window as "
+                                     "PNG, and exit.",
+                                     "OUT.png");
+    const QCommandLineOption sizeOpt("size", "The window size, e.g. 1600x1000.", "WxH");
+    p.addOptions({contractOpt, shotOpt, sizeOpt});
+    p.addPositionalArgument("RUN", "A run: .jsonl, .jsonl.gz or .safetensors.", "[RUN]");
+    if (!p.parse(args))
+        return usageError(p.errorText() + " (see kcx open --help)");
+    if (p.isSet("help")) {
+        std::printf("%s", qPrintable(p.helpText()));
+        return 0;
+    }
+    if (p.positionalArguments().size() > 1)
+        return usageError("open takes one run (see kcx open --help)");
+    QSize size(1600, 1000);
+    if (p.isSet(sizeOpt)) {
+        const QStringList wh = p.value(sizeOpt).split('x');
+        bool ok1 = false, ok2 = false;
+        if (wh.size() == 2)
+            size = QSize(wh[0].toInt(&ok1), wh[1].toInt(&ok2));
+        if (!ok1 || !ok2 || size.width() < 200 || size.height() < 150 || size.width() > 10000 || size.height() > 10000)
+            return usageError("--size needs WIDTHxHEIGHT, e.g. 1600x1000");
+    }
+    const bool shot = p.isSet(shotOpt);
+    if (shot)
+        qputenv("KCX_NO_DIALOGS", "1");   // errors go to stderr, never to a dialog nobody sees
+
+    ui::MainWindow window;
+    window.setDemoContract(std::string(demoContractYaml()));
+    window.resize(size);
+    if (p.positionalArguments().isEmpty()) {
+        window.openDemo();
+    } else {
+        window.openRun(p.positionalArguments().first());
+    }
+    if (p.isSet(contractOpt) && !window.openContract(p.value(contractOpt))) {
+        if (shot) {
+            std::fprintf(stderr, "kcx: the contract could not be read\n");
+            return 2;
+        }
+    }
+    int exitCode = 0;
+    if (shot) {
+        QObject::connect(window.session(), &ui::Session::contractFailed, &window,
+                         [](const QString& m) { std::fprintf(stderr, "kcx: %s\n", qPrintable(m)); });
+        QObject::connect(window.session(), &ui::Session::loadFailed, &window, [&exitCode](const QString& m) {
+            std::fprintf(stderr, "kcx: %s\n", qPrintable(m));
+            exitCode = 2;
+            QApplication::exit(2);
+        });
+        screenshotWhenSettled(&window, p.value(shotOpt), &exitCode);
+    }
+    window.show();
+    const int rc = QApplication::exec();
+    return shot ? exitCode : rc;
+}
+
+}  // namespace kcx::app

@@ -1,0 +1,90 @@
+// The main window: a thin frame around the panels. It owns the Session and the undo
+// stack, places the panels, and wires selection between them; menus and file handling
+// live in main_window_actions.cpp.
+#pragma once
+
+#include <QMainWindow>
+#include <QStringList>
+
+class QFileSystemWatcher;
+class QLabel;
+class QMenu;
+class QProgressBar;
+class QToolButton;
+class QUndoStack;
+class QTabWidget;
+
+namespace kcx::ui {
+
+class Session;
+class ContractPanel;
+class HeatmapPanel;
+struct EvaluationSnapshot;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    Session* session() const { return session_; }
+    QUndoStack* undoStack() const { return undo_; }
+    ContractPanel* contractPanel() const { return contract_; }
+    HeatmapPanel* heatmapPanel() const { return heatmap_; }
+
+    // The built-in demo: the demo run and the demo contract (text given by the app).
+    void setDemoContract(const std::string& yaml) { demoContract_ = yaml; }
+    void openDemo();
+    void openRun(const QString& path);
+    bool openContract(const QString& path);
+    // True once the run is loaded, the newest evaluation has arrived and the heatmap has
+    // drawn it (what `kcx open --screenshot` waits for).
+    bool settled() const;
+
+signals:
+    void settledChanged();
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
+
+private:
+    void buildPanels();
+    void buildMenus();             // main_window_actions.cpp
+    void buildStatusBar();
+    void updateTitle();
+    void updateStatus();
+    void showEvaluation(const EvaluationSnapshot& snapshot);
+    void selectClause(const QString& clause);
+    void openSequence(size_t sequence, size_t position);
+    void addRecent(const QString& path);
+    void rebuildRecentMenu();
+    bool maybeSave();              // asks when there are unsaved threshold edits
+    bool saveContract(bool askPath);
+    void contractFileChanged(const QString& path);
+    void saveScreenshot();
+    void showError(const QString& title, const QString& message);
+
+    Session* session_;
+    QUndoStack* undo_;
+    ContractPanel* contract_ = nullptr;
+    HeatmapPanel* heatmap_ = nullptr;
+    QTabWidget* details_ = nullptr;
+    QWidget* charts_ = nullptr;
+    QWidget* sequence_ = nullptr;
+    QWidget* bounds_ = nullptr;
+    QWidget* promotion_ = nullptr;
+    QWidget* banner_ = nullptr;
+    QLabel* runInfo_ = nullptr;
+    QProgressBar* progress_ = nullptr;
+    QToolButton* cancel_ = nullptr;
+    QMenu* recentMenu_ = nullptr;
+    QFileSystemWatcher* watcher_ = nullptr;
+    std::string demoContract_;
+    bool heatmapDrawn_ = false;
+    bool evaluatedOnce_ = false;
+    bool ignoreNextChange_ = false;
+};
+
+}  // namespace kcx::ui
