@@ -75,7 +75,11 @@ std::optional<Aggregate> parseAggregate(std::string_view text, std::string* erro
             a.text = name;
             return a;
         }
-    const std::string quoted = "'" + std::string(text) + "'";
+    std::string quoted;   // appended, not "'" + std::string (GCC 12 bug 105329 warns falsely)
+    quoted.reserve(text.size() + 2);
+    quoted += '\'';
+    quoted += text;
+    quoted += '\'';
     if (t.size() > 1 && t[0] == 'p' && (std::isdigit(static_cast<unsigned char>(t[1])))) {
         double pct;
         if (t.find_first_not_of("0123456789.", 1) != std::string_view::npos || !parseNumber(t.substr(1), pct) ||

@@ -26,29 +26,18 @@ std::optional<double> finite(std::optional<double> v) {
 }
 
 // Max and mean over the values that exist (NaN skipped); nullopt over zero values.
-std::optional<double> maxOf(const MetricValues& v) {
-    std::optional<double> m;
-    for (double x : v.values)
-        if (std::isfinite(x) && (!m || x > *m))
-            m = x;
-    return m;
+std::optional<double> maxOf(MetricEngine& engine, const char* metric) {
+    const auto m = engine.moments(metric);
+    return m.n ? std::optional(m.max) : std::nullopt;
 }
 
 struct Mean {
     double mean = 0;
     uint64_t n = 0;
 };
-std::optional<Mean> meanOf(const MetricValues& v) {
-    double s = 0;
-    uint64_t n = 0;
-    for (double x : v.values)
-        if (std::isfinite(x)) {
-            s += x;
-            ++n;
-        }
-    if (!n)
-        return std::nullopt;
-    return Mean{s / double(n), n};
+std::optional<Mean> meanOf(MetricEngine& engine, const char* metric) {
+    const auto m = engine.moments(metric);
+    return m.n ? std::optional(Mean{m.mean, m.n}) : std::nullopt;
 }
 
 // A contract guarantee `aggregate(metric) <= max` that holds over the whole run: a
@@ -94,7 +83,7 @@ Input epsilonOf(const Contract& contract, MetricEngine& engine) {
         return {g->value, "epsilon = contract guarantee (clause " + g->clause + ": max logit_drift <= " +
                               num(g->value) + ")"};
     const auto drift = engine.get("logit_drift");
-    if (auto m = maxOf(*drift))
+    if (auto m = maxOf(engine, "logit_drift"))
         return {*m, "epsilon = observed max logit_drift over " + std::to_string(drift->count) +
                         " positions with full logits"};
     return {std::nullopt, "epsilon: needs full logits or a logit_drift clause"};
@@ -105,7 +94,7 @@ Input rhoOf(const Contract& contract, MetricEngine& engine) {
         return {g->value, "rho = contract guarantee (clause " + g->clause + ": max " + g->metric + " <= " +
                               num(g->value) + ")"};
     const auto r = engine.get("abs_log_ratio");
-    if (auto m = maxOf(*r))
+    if (auto m = maxOf(engine, "abs_log_ratio"))
         return {*m, "rho = observed max |log_ratio| over " + std::to_string(r->count) + " tokens"};
     return {std::nullopt, "rho: needs log-probs or an abs_log_ratio clause"};
 }
@@ -141,12 +130,12 @@ std::vector<BoundStep> boundChain(const Contract& contract, MetricEngine& engine
     }
     {
         const auto exact = engine.get("tv");
-        if (auto m = maxOf(*exact)) {
+        if (auto m = maxOf(engine, "tv")) {
             tv.observed = m;
             tv.observedName = "max tv over " + std::to_string(exact->count) + " positions with full logits";
         } else {
             const auto lower = engine.get("tv_lower");
-            if (auto ml = maxOf(*lower)) {
+            if (auto ml = maxOf(engine, "tv_lower")) {
                 tv.observed = ml;
                 tv.observedName = "max tv_lower (certified lower bound from top-k) over " +
                                   std::to_string(lower->count) + " positions";
@@ -234,7 +223,7 @@ std::vector<BoundStep> boundChain(const Contract& contract, MetricEngine& engine
     }
     {
         const auto rd = engine.get("reward_diff");
-        if (auto m = meanOf(*rd)) {
+        if (auto m = meanOf(engine, "reward_diff")) {
             rew.observed = std::fabs(m->mean);
             rew.observedName = "|mean reward_diff| over " + std::to_string(m->n) + " sequences with both rewards";
         } else {
@@ -304,7 +293,7 @@ std::vector<BoundStep> boundChain(const Contract& contract, MetricEngine& engine
     }
     {
         const auto sabs = engine.get("seq_abs_log_ratio");
-        if (auto m = maxOf(*sabs)) {
+        if (auto m = maxOf(engine, "seq_abs_log_ratio")) {
             if (*m <= kMaxExponent) {
                 sr.observed = std::exp(*m);
                 sr.observedName = "exp(max |seq_log_ratio|) over " + std::to_string(sabs->count) + " sequences";
@@ -344,7 +333,7 @@ std::vector<BoundStep> boundChain(const Contract& contract, MetricEngine& engine
         // clip_excess with the contract's c (recomputed when the engine was built with another c).
         std::optional<Mean> m;
         if (engine.options().ppoClip == c) {
-            m = meanOf(*engine.get("clip_excess"));
+            m = meanOf(engine, "clip_excess");
         } else {
             const auto lr = engine.get("log_ratio");
             uint64_t n = 0, out = 0;

@@ -10,6 +10,16 @@
 namespace kcx {
 
 namespace {
+// 'text', built by appending (GCC 12 warns falsely on "'" + std::string, bug 105329).
+std::string quoted(std::string_view text) {
+    std::string q;
+    q.reserve(text.size() + 2);
+    q += '\'';
+    q += text;
+    q += '\'';
+    return q;
+}
+
 std::string describe(std::string_view s, size_t p, size_t end) {
     if (p >= end)
         return "end of line";
@@ -22,7 +32,7 @@ std::string describe(std::string_view s, size_t p, size_t end) {
     while (e < end && e - p < 24 && (std::isalnum((unsigned char)s[e]) || s[e] == '.' || s[e] == '-' || s[e] == '+'))
         ++e;
     if (e > p + 1)
-        return "'" + std::string(s.substr(p, e - p)) + "'";
+        return quoted(s.substr(p, e - p));
     return std::string("'") + c + "'";
 }
 

@@ -129,6 +129,30 @@ std::shared_ptr<const MetricValues> MetricEngine::get(std::string_view name, con
     return cache_.at(std::string(name));
 }
 
+MetricEngine::Moments MetricEngine::moments(std::string_view name, const Progress& progress) {
+    {
+        std::lock_guard lock(mutex_);
+        if (auto it = moments_.find(name); it != moments_.end())
+            return it->second;
+    }
+    const auto v = get(name, progress);
+    Moments m;
+    double sum = 0, mx = -std::numeric_limits<double>::infinity();
+    for (double x : v->values)
+        if (std::isfinite(x)) {
+            sum += x;
+            mx = std::max(mx, x);
+            ++m.n;
+        }
+    if (m.n) {
+        m.mean = sum / double(m.n);
+        m.max = mx;
+    }
+    std::lock_guard lock(mutex_);
+    moments_.emplace(std::string(name), m);
+    return m;
+}
+
 void MetricEngine::computeGroup(std::string_view name, const Progress& progress) {
     const MetricInfo& info = *findMetric(name);
     std::vector<MetricValues> results;

@@ -67,6 +67,14 @@ public:
     // for an unknown name; Cancelled when progress asks to stop (nothing is cached then).
     std::shared_ptr<const MetricValues> get(std::string_view name, const Progress& progress = {});
 
+    // Max and mean over a metric's finite values, computed once per metric (the bound
+    // chain asks on every evaluation, and a threshold drag must not rescan 10M values).
+    struct Moments {
+        uint64_t n = 0;          // finite values
+        double mean = 0, max = 0;
+    };
+    Moments moments(std::string_view name, const Progress& progress = {});
+
     // Drops cached arrays (memory) — they are recomputed on demand.
     void clear();
 
@@ -75,6 +83,7 @@ private:
     MetricOptions options_;
     std::mutex mutex_;
     std::map<std::string, std::shared_ptr<const MetricValues>, std::less<>> cache_;
+    std::map<std::string, Moments, std::less<>> moments_;
     void computeGroup(std::string_view name, const Progress& progress);
 };
 

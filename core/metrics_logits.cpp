@@ -1,5 +1,7 @@
 // Full-logit metrics (SPEC 2.3): one pass over the rows computes all of them.
 #include <cmath>
+#include <memory>
+#include <new>
 
 #include "core/logit_row_fns.h"
 #include "core/metrics_kernels.h"
@@ -7,6 +9,10 @@
 
 namespace kcx::detail {
 namespace {
+
+struct AlignedDelete {
+    void operator()(double* p) const { ::operator delete[](p, std::align_val_t(64)); }
+};
 
 const char* kNames[kLogitCount] = {"tv", "kl_train_inf", "kl_inf_train", "js", "max_abs_logit_diff",
                                    "logit_drift", "entropy_train", "entropy_inf", "entropy_diff", kLogitTop1};
@@ -43,14 +49,17 @@ std::vector<MetricValues> logitMetrics(const Run& run, const MetricOptions& opti
     Counts counts;
     parallelChunks(rows, chunks, options.threads, [&](size_t, size_t b, size_t e) {
         const LogitRowKernels& fns = withJs ? logitRowFns().withJs : logitRowFns().plain;
-        std::vector<double> scratch(2 * v);
+        // 64-byte aligned: Eigen's reductions peel by address, so the alignment must not
+        // vary between runs or the last bits of the sums would (results are reproducible).
+        std::unique_ptr<double[], AlignedDelete> scratch(
+            static_cast<double*>(::operator new[](2 * v * sizeof(double) + 64, std::align_val_t(64))));
         uint64_t c = 0, miss = 0, nf = 0;
         double vals[kLogitCount] = {};
         for (size_t r = b; r < e; ++r) {
             int st = 0;
             L.train.visit([&](auto A) {
                 L.inf.visit([&](auto B) {
-                    st = callRow(fns, A.data(), B.data(), v, scratch.data(), vals);
+                    st = callRow(fns, A.data(), B.data(), v, scratch.get(), vals);
                     if (st == 2 && anyMissing(A.data(), B.data(), v))
                         st = 1;
                 }, r * v, v);
