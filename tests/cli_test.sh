@@ -75,5 +75,16 @@ for name in ("tv", "tv_lower", "top1_agree", "reward_diff", "abs_log_ratio"):
     assert a[name]["count"] == b[name]["count"], name
 PY
 
+# The window, offscreen (SPEC 6.3): a screenshot of the demo, of a run with a contract,
+# and clear errors for what cannot be opened.
+check open-help 0 "$kcx" open --help;        contains open-help out.txt "--screenshot"
+check open-demo 0 "$kcx" open --screenshot shot-demo.png --size 1200x800
+head -c 8 shot-demo.png | od -An -c | grep -q "P   N   G" && pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL open-demo: not a PNG"; }
+check open-run 0 "$kcx" open d1/demo.safetensors --contract d1/demo-contract.yaml --screenshot shot-run.png
+[ -s shot-run.png ] && pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL open-run: no screenshot"; }
+check open-bad-run 2 "$kcx" open short.jsonl --screenshot shot-bad.png
+contains open-bad-run err.txt "short.jsonl:1:"
+check open-bad-size 2 "$kcx" open --size huge
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -1,0 +1,154 @@
+// The main window end to end, offscreen: it opens the demo and settles, shows what the
+// headless core computes, takes a typed threshold as one undo step, saves only the edited
+// number, and reloads a contract changed on disk.
+#include <QDoubleSpinBox>
+#include <QFile>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTreeView>
+#include <QUndoStack>
+#include <QtTest/QTest>
+
+#include "core/evaluator.h"
+#include "ui/contract_panel.h"
+#include "ui/main_window.h"
+#include "ui/results_model.h"
+#include "ui/session.h"
+
+using namespace kcx;
+using namespace kcx::ui;
+
+namespace {
+QByteArray demoContract() {
+    QFile f(QStringLiteral(KCX_SOURCE_DIR "/resources/contracts/demo.yaml"));
+    if (!f.open(QIODevice::ReadOnly))
+        qFatal("cannot read the demo contract");
+    return f.readAll();
+}
+
+const Result* find(const Evaluation& ev, const std::string& clause, const std::string& sliceValue = {}) {
+    for (const Result& r : ev.results)
+        if (r.clause == clause && (sliceValue.empty() || (r.slice && r.slice->begin()->second == sliceValue)))
+            return &r;
+    return nullptr;
+}
+}  // namespace
+
+class TestWindow : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+
+private slots:
+    void initTestCase() { qputenv("KCX_NO_DIALOGS", "1"); }
+
+    void opensTheDemoAndAgreesWithTheCore() {
+        MainWindow w;
+        w.setDemoContract(demoContract().toStdString());
+        w.resize(1400, 900);
+        w.show();
+        w.openDemo();
+        QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 120000);
+        const auto& snap = w.session()->latest();
+        QVERIFY(snap.evaluation);
+        // `kcx check` and the window call the same code: a fresh one-shot evaluation of the
+        // same run and contract gives the same statuses and observed values.
+        const Evaluation core = evaluateContract(*snap.contract, snap.run);
+        QCOMPARE(snap.evaluation->results.size(), core.results.size());
+        for (size_t i = 0; i < core.results.size(); ++i) {
+            QCOMPARE(snap.evaluation->results[i].status, core.results[i].status);
+            QCOMPARE(snap.evaluation->results[i].observed, core.results[i].observed);
+        }
+        QCOMPARE(snap.evaluation->verdict, Status::Fail);   // docs/demo.md: the demo contract fails
+        // The results tree shows every result.
+        const ResultsModel* model = w.contractPanel()->model();
+        int rows = 0;
+        for (int f = 0; f < model->rowCount(); ++f)
+            rows += model->rowCount(model->index(f, 0));
+        QCOMPARE(size_t(rows), core.results.size());
+        QVERIFY(!w.grab().isNull());
+    }
+
+    // Type a new max for N1 (the FP8 tail clause) into its spin box: one undo step, the
+    // clause passes, and undo brings the failure back.
+    void typedThresholdIsOneUndoStep() {
+        const QString path = dir_.path() + "/demo.yaml";
+        QFile out(path);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(demoContract());
+        out.close();
+
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        w.openDemo();
+        QVERIFY(w.openContract(path));
+        QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 120000);
+        const Result* n1 = find(*w.session()->latest().evaluation, "N1", "fp8");
+        QVERIFY(n1 && n1->status == Status::Fail && n1->observed);
+        const double observed = *n1->observed;
+
+        w.contractPanel()->selectClause(QStringLiteral("N1"));
+        QDoubleSpinBox* spin = nullptr;
+        for (auto* s : w.findChildren<QDoubleSpinBox*>())
+            if (s->accessibleName() == QLatin1String("max") && s->isVisible())
+                spin = s;
+        QVERIFY(spin);
+        const double before = spin->value();
+        QVERIFY(before < observed);
+        spin->setFocus();
+        QTRY_VERIFY(spin->hasFocus());
+        spin->selectAll();
+        const QString typed = QString::number(observed + 0.05, 'f', 4);
+        QTest::keyClicks(spin, typed);
+        QTest::keyClick(spin, Qt::Key_Return);
+        QCOMPARE(w.undoStack()->count(), 1);
+        QCOMPARE(*w.session()->threshold("N1", "max"), typed.toDouble());
+        QTRY_VERIFY_WITH_TIMEOUT(!w.session()->evaluating() && w.session()->latest().contract->find("N1")->max->value == typed.toDouble(), 60000);
+        QCOMPARE(find(*w.session()->latest().evaluation, "N1", "fp8")->status, Status::Pass);
+        QVERIFY(w.windowTitle().contains('*'));
+
+        w.undoStack()->undo();
+        QCOMPARE(*w.session()->threshold("N1", "max"), before);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.session()->evaluating() && w.session()->latest().contract->find("N1")->max->value == before, 60000);
+        QCOMPARE(find(*w.session()->latest().evaluation, "N1", "fp8")->status, Status::Fail);
+        QTRY_COMPARE(spin->value(), before);   // the editor follows undo
+
+        // Redo and save: only that number changes in the file.
+        w.undoStack()->redo();
+        QCOMPARE(w.session()->saveContract(), QString());
+        w.undoStack()->setClean();
+        QFile saved(path);
+        QVERIFY(saved.open(QIODevice::ReadOnly));
+        const QByteArray after = saved.readAll();
+        const QByteArray original = demoContract();
+        QVERIFY(after != original);
+        QCOMPARE(after.size() - original.size(), typed.size() - QString::number(before).size());
+        const Contract reread = parseContract(after.toStdString(), "demo.yaml");
+        QCOMPARE(reread.find("N1")->max->value, typed.toDouble());
+    }
+
+    void reloadsAContractChangedOnDisk() {
+        const QString path = dir_.path() + "/watched.yaml";
+        QFile out(path);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(demoContract());
+        out.close();
+        MainWindow w;
+        w.resize(1200, 800);
+        w.show();
+        w.openDemo();
+        QVERIFY(w.openContract(path));
+        QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 120000);
+        QSignalSpy changed(w.session(), &Session::contractChanged);
+        QByteArray text = demoContract();
+        text.replace("name: kcx-demo", "name: kcx-demo-edited");
+        QVERIFY(out.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        out.write(text);
+        out.close();
+        QTRY_VERIFY_WITH_TIMEOUT(!changed.isEmpty(), 10000);
+        QCOMPARE(QString::fromStdString(w.session()->contract()->name), QString("kcx-demo-edited"));
+    }
+};
+
+QTEST_MAIN(TestWindow)
+#include "test_window.moc"
