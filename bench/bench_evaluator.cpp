@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
         tFilter.push_back(ms(t0));
     }
     std::printf("changed max (re-decide N1): median %.3f ms\n", median(tMax));
-    std::printf("changed exceedance level (re-decide S1; sorts once, then binary search): first %.1f ms, "
+    std::printf("changed exceedance level (re-decide S1 by binary search in its sorted groups): first %.1f ms, "
                 "median %.3f ms\n", tLevel.front(), median(tLevel));
     std::printf("changed positions filter (rebuild N1's groups): median %.1f ms\n", median(tFilter));
     return 0;
