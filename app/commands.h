@@ -9,6 +9,11 @@ namespace kcx::app {
 int runMetrics(const QStringList& args);
 int runDemo(const QStringList& args);
 int runCheck(const QStringList& args);
+int runImport(const QStringList& args);
+int runConvert(const QStringList& args);
+int runKeygen(const QStringList& args);
+int runSign(const QStringList& args);
+int runVerify(const QStringList& args);
 int runOpen(const QStringList& args);   // needs a QApplication
 
 // Prints "kcx: message" to stderr and returns 2.

@@ -21,7 +21,12 @@ struct Command {
 const Command kCommands[] = {
     {"check", "evaluate a kernel contract against a run (the offline-CI gate)", kcx::app::runCheck},
     {"metrics", "compute every divergence metric of a run and summarise it", kcx::app::runMetrics},
+    {"import", "pair inference and training log-prob dumps (vLLM, SGLang, OpenAI, plain) into a run", kcx::app::runImport},
+    {"convert", "write any run kcx can open as native safetensors", kcx::app::runConvert},
     {"demo", "write the built-in demo run and contract (a tiny transformer under two kernels)", kcx::app::runDemo},
+    {"keygen", "write an Ed25519 key pair for signing off runs (KEY private, KEY.pub public)", kcx::app::runKeygen},
+    {"sign", "evaluate a contract against a run and write a signed sign-off record", kcx::app::runSign},
+    {"verify", "check a sign-off record's signature and that the files still match it", kcx::app::runVerify},
     {"open", "open the window on a run and a contract (the demo when no run is given)", kcx::app::runOpen},
 };
 

@@ -1,0 +1,231 @@
+// `kcx keygen`, `kcx sign`, `kcx verify` (SPEC 6.4, docs/signoff.md).
+#include <QCommandLineParser>
+
+#include <cstdio>
+#include <optional>
+
+#include "app/commands.h"
+#include "app/common.h"
+#include "core/contract.h"
+#include "core/evaluator.h"
+#include "core/sha256.h"
+#include "core/signoff.h"
+
+namespace kcx::app {
+
+namespace {
+
+// Parses; returns an exit code when the command is done (help or usage error).
+std::optional<int> parse(QCommandLineParser& p, const QStringList& args, const char* name) {
+    if (!p.parse(args))
+        return usageError(p.errorText() + QString(" (see kcx %1 --help)").arg(name));
+    if (p.isSet("help")) {
+        std::printf("%s", qPrintable(p.helpText()));
+        return 0;
+    }
+    return std::nullopt;
+}
+
+// Loads the contract and the run and evaluates at `stage`; prints why and returns nothing
+// on unreadable input. A stage the contract does not have throws std::invalid_argument.
+std::optional<Evaluation> evaluateFiles(const QString& contractPath, const QString& runPath, const std::string& stage,
+                                        Contract* contractOut = nullptr) {
+    Contract contract;
+    try {
+        contract = loadContract(contractPath.toStdString());
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kcx: %s\n", e.what());
+        return std::nullopt;
+    }
+    const auto run = openRun(runPath, false);
+    if (!run)
+        return std::nullopt;
+    EvaluateOptions options;
+    options.stage = stage;
+    Evaluation ev = evaluateContract(contract, run, options, terminalProgress("evaluating", false));
+    if (contractOut)
+        *contractOut = std::move(contract);
+    return ev;
+}
+
+}  // namespace
+
+int runKeygen(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription("Write a new Ed25519 key pair for signing off runs: KEY (private, mode 0600)\n"
+                                "and KEY.pub (public). Never replaces an existing file.");
+    p.addHelpOption();
+    const QCommandLineOption outOpt("out", "The private key file; the public key goes to KEY.pub.", "KEY");
+    p.addOption(outOpt);
+    if (auto done = parse(p, args, "keygen"))
+        return *done;
+    if (!p.isSet(outOpt))
+        return usageError("keygen needs --out KEY (see kcx keygen --help)");
+    if (!p.positionalArguments().isEmpty())
+        return usageError("unexpected argument '" + p.positionalArguments().first() + "'");
+    const std::string path = p.value(outOpt).toStdString();
+    try {
+        const std::string pk = generateKeyPair(path);
+        std::printf("wrote private key %s (mode 0600; keep it secret)\nwrote public key  %s.pub (fingerprint %s)\n",
+                    path.c_str(), path.c_str(), keyFingerprint(pk).c_str());
+    } catch (const SignoffError& e) {
+        std::fprintf(stderr, "kcx: %s\n", e.what());
+        return 2;
+    }
+    return 0;
+}
+
+int runSign(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription("Evaluate a contract against a run and write a sign-off record: the SHA-256 of\n"
+                                "the contract, the run and the results, the reviewer's decision, the time and\n"
+                                "the kcx version, signed with an Ed25519 key (kcx keygen).");
+    p.addHelpOption();
+    const QCommandLineOption contractOpt("contract", "The contract (YAML or JSON).", "C");
+    const QCommandLineOption runOpt("run", "The run: .jsonl, .jsonl.gz or .safetensors.", "RUN");
+    const QCommandLineOption keyOpt("key", "The private key (kcx keygen).", "KEY");
+    const QCommandLineOption reviewerOpt("reviewer", "Who signs off.", "NAME");
+    const QCommandLineOption decisionOpt("decision", "approve or reject.", "approve|reject");
+    const QCommandLineOption commentOpt("comment", "A comment, bound by the signature.", "TEXT");
+    const QCommandLineOption stageOpt("stage", "The stage evaluated (default: the contract's first).", "S");
+    const QCommandLineOption outOpt("out", "The record to write, or '-' for stdout.", "SIGNOFF.json");
+    p.addOptions({contractOpt, runOpt, keyOpt, reviewerOpt, decisionOpt, commentOpt, stageOpt, outOpt});
+    if (auto done = parse(p, args, "sign"))
+        return *done;
+    for (const auto* o : {&contractOpt, &runOpt, &keyOpt, &reviewerOpt, &decisionOpt, &outOpt})
+        if (!p.isSet(*o))
+            return usageError("sign needs --" + o->names().first() + " (see kcx sign --help)");
+    if (!p.positionalArguments().isEmpty())
+        return usageError("unexpected argument '" + p.positionalArguments().first() + "'");
+    const QString decision = p.value(decisionOpt);
+    if (decision != "approve" && decision != "reject")
+        return usageError("--decision must be approve or reject, not '" + decision + "'");
+    if (p.value(reviewerOpt).trimmed().isEmpty())
+        return usageError("--reviewer must not be empty");
+
+    SignoffRecord r;
+    try {
+        const SecretKey key = readSecretKey(p.value(keyOpt).toStdString());
+        Contract contract;
+        std::optional<Evaluation> ev;
+        try {
+            ev = evaluateFiles(p.value(contractOpt), p.value(runOpt), p.value(stageOpt).toStdString(), &contract);
+        } catch (const std::invalid_argument& e) {
+            std::fprintf(stderr, "kcx: %s\n", e.what());
+            return 2;
+        }
+        if (!ev)
+            return 2;
+        r.contractSha256 = sha256File(p.value(contractOpt).toStdString());
+        r.runSha256 = sha256File(p.value(runOpt).toStdString());
+        r.resultsSha256 = resultsSha256(*ev);
+        r.verdict = statusName(ev->verdict);
+        r.stage = ev->stage;
+        r.action = actionName(ev->action);
+        r.reviewer = p.value(reviewerOpt).toStdString();
+        r.decision = decision.toStdString();
+        r.comment = p.value(commentOpt).toStdString();
+        r.time = utcNow();
+        r.kcxVersion = KCX_VERSION;
+        signRecord(r, key);
+        if (!writeOutput(p.value(outOpt), signoffJson(r).dump(2) + "\n"))
+            return 2;
+        if (p.value(outOpt) != "-")
+            std::printf("%s: %s %ss contract %s %s (verdict %s, action at %s: %s), key %s\n",
+                        qPrintable(p.value(outOpt)), r.reviewer.c_str(), r.decision.c_str(), contract.name.c_str(),
+                        contract.version.c_str(), r.verdict.c_str(), r.stage.c_str(), r.action.c_str(),
+                        r.keyFingerprint.c_str());
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kcx: %s\n", e.what());
+        return 2;
+    }
+    return 0;
+}
+
+int runVerify(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription(
+        "Check a sign-off record: its signature, and where given, that the contract and run still\n"
+        "hash to what was signed, that evaluating them now gives the signed results (needs both),\n"
+        "and that the record was signed with the key in --pub.\n"
+        "Exit codes: 0 verified, 1 something differs (each difference is named), 2 unreadable input.");
+    p.addHelpOption();
+    p.addPositionalArgument("SIGNOFF.json", "The record written by kcx sign.");
+    const QCommandLineOption contractOpt("contract", "The contract that was signed.", "C");
+    const QCommandLineOption runOpt("run", "The run that was signed.", "RUN");
+    const QCommandLineOption pubOpt("pub", "The public key the record must be signed with.", "KEY.pub");
+    p.addOptions({contractOpt, runOpt, pubOpt});
+    if (auto done = parse(p, args, "verify"))
+        return *done;
+    if (p.positionalArguments().size() != 1)
+        return usageError("verify needs exactly one SIGNOFF.json (see kcx verify --help)");
+    const std::string recordPath = p.positionalArguments().first().toStdString();
+
+    SignoffRecord r;
+    std::string pub, contractHash, runHash;
+    try {
+        r = readSignoff(recordPath);
+        if (p.isSet(pubOpt))
+            pub = readPublicKey(p.value(pubOpt).toStdString());
+        if (p.isSet(contractOpt))
+            contractHash = sha256File(p.value(contractOpt).toStdString());
+        if (p.isSet(runOpt))
+            runHash = sha256File(p.value(runOpt).toStdString());
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kcx: %s\n", e.what());
+        return 2;
+    }
+    std::printf("%s: %s %s at %s (verdict %s, action at %s: %s), kcx %s, key %s\n", recordPath.c_str(),
+                r.reviewer.c_str(), r.decision == "approve" ? "approved" : "rejected", r.time.c_str(), r.verdict.c_str(), r.stage.c_str(),
+                r.action.c_str(), r.kcxVersion.c_str(), r.keyFingerprint.c_str());
+    std::vector<std::string> differs;
+    auto report = [&](bool ok, const char* what, const std::string& okText, const std::string& badText) {
+        std::printf("%-8s %s: %s\n", ok ? "ok" : "DIFFERS", what, ok ? okText.c_str() : badText.c_str());
+        if (!ok)
+            differs.push_back(what);
+    };
+    report(signatureValid(r), "record", "the signature is valid over every field",
+           "the signature is not valid over the record's fields (the record was changed after signing)");
+    if (p.isSet(pubOpt)) {
+        const std::string q = qPrintable(p.value(pubOpt));
+        report(pub == r.publicKey, "key", q + " is the key that signed (fingerprint " + r.keyFingerprint + ")",
+               q + " (fingerprint " + keyFingerprint(pub) + ") is not the key in the record (fingerprint " +
+                   r.keyFingerprint + ")");
+    }
+    auto fileCheck = [&](const QCommandLineOption& o, const std::string& now, const std::string& signedHash,
+                         const char* what) {
+        if (!p.isSet(o))
+            return;
+        const std::string f = qPrintable(p.value(o));
+        report(now == signedHash, what, f + " is the file that was signed",
+               f + " has changed since it was signed (sha256 " + now + ", signed " + signedHash + ")");
+    };
+    fileCheck(contractOpt, contractHash, r.contractSha256, "contract");
+    fileCheck(runOpt, runHash, r.runSha256, "run");
+    if (p.isSet(contractOpt) && p.isSet(runOpt)) {
+        try {
+            const auto ev = evaluateFiles(p.value(contractOpt), p.value(runOpt), r.stage);
+            if (!ev)
+                return 2;
+            const std::string h = resultsSha256(*ev), v = statusName(ev->verdict);
+            report(h == r.resultsSha256, "results", "evaluating now gives the signed results",
+                   "evaluating now gives different results (verdict " + v + ", signed " + r.verdict + "; sha256 " +
+                       h + ", signed " + r.resultsSha256 + ")");
+        } catch (const std::invalid_argument& e) {
+            report(false, "results", "", std::string("cannot evaluate at the signed stage: ") + e.what());
+        }
+    } else if (p.isSet(contractOpt) || p.isSet(runOpt)) {
+        std::printf("%-8s results: not re-evaluated (needs both --contract and --run)\n", "-");
+    }
+    if (differs.empty()) {
+        std::printf("verified\n");
+        return 0;
+    }
+    std::string list;
+    for (const auto& d : differs)
+        list += (list.empty() ? "" : ", ") + d;
+    std::printf("NOT VERIFIED: %s differ%s from what was signed\n", list.c_str(), differs.size() == 1 ? "s" : "");
+    return 1;
+}
+
+}  // namespace kcx::app

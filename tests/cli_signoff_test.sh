@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# `kcx keygen`, `kcx sign`, `kcx verify` end to end (SPEC 6.4, docs/signoff.md) on the demo:
+# key file modes, the private key never printed, and what verify names when something differs.
+# Usage: cli_signoff_test.sh KCX WORKDIR
+set -u
+kcx="$1"; work="$2"
+rm -rf "$work"; mkdir -p "$work"; cd "$work"
+py=/usr/bin/python3
+pass=0; fail=0
+ok() { pass=$((pass+1)); }
+bad() { fail=$((fail+1)); echo "FAIL $*"; }
+check() {  # check NAME EXPECTED_EXIT COMMAND...  (all output is also kept in all.txt)
+  local name="$1" want="$2"; shift 2
+  "$@" >out.txt 2>err.txt; local got=$?
+  cat out.txt err.txt >>all.txt
+  if [ "$got" = "$want" ]; then ok; else bad "$name: exit $got, expected $want"; cat out.txt err.txt; fi
+}
+contains() {  # contains NAME FILE TEXT
+  if grep -qF -- "$3" "$2"; then ok; else bad "$1: '$3' not in $2:"; cat "$2"; fi
+}
+lacks() {  # lacks NAME FILE TEXT
+  if grep -qF -- "$3" "$2"; then bad "$1: '$3' in $2"; else ok; fi
+}
+: >all.txt
+
+# ---------------------------------------------------------------------------------------
+# keygen: KEY private with mode 0600, KEY.pub public; never replaces a file.
+# ---------------------------------------------------------------------------------------
+for c in keygen sign verify; do check "$c-help" 0 "$kcx" "$c" --help; contains "$c-help" out.txt "Usage"; done
+check keygen 0 "$kcx" keygen --out alice.key
+[ -f alice.key ] && [ -f alice.key.pub ] && ok || bad "keygen did not write alice.key and alice.key.pub"
+[ "$(stat -c %a alice.key)" = 600 ] && ok || bad "private key mode $(stat -c %a alice.key), expected 600"
+check keygen-again 2 "$kcx" keygen --out alice.key
+contains keygen-again err.txt "already exists"
+check keygen-other 0 "$kcx" keygen --out mallory.key
+check keygen-usage 2 "$kcx" keygen
+secret=$($py -c 'import json,sys; print(json.load(open(sys.argv[1]))["secret_key"])' alice.key)
+[ ${#secret} = 128 ] && ok || bad "secret_key is not 128 hex digits"
+lacks secret-in-pub alice.key.pub "${secret:0:64}"
+
+# ---------------------------------------------------------------------------------------
+# sign the demo, verify it.
+# ---------------------------------------------------------------------------------------
+check demo 0 "$kcx" demo --out demo
+cp demo/demo.jsonl run.jsonl; cp demo/demo-contract.yaml contract.yaml
+check sign 0 "$kcx" sign --contract contract.yaml --run run.jsonl --key alice.key --reviewer "Alice Example" \
+  --decision approve --comment "fp8 drift accepted for canary" --out signoff.json
+$py - signoff.json contract.yaml run.jsonl <<'PY' >py.txt 2>&1 && ok || { bad "record fields"; cat py.txt; }
+import hashlib, json, re, sys
+r = json.load(open(sys.argv[1]))
+want = {"kcx_signoff", "contract_sha256", "run_sha256", "results_sha256", "verdict", "stage", "action", "reviewer",
+        "decision", "comment", "time", "kcx_version", "public_key", "key_fingerprint", "signature"}
+assert set(r) == want, set(r) ^ want
+assert r["contract_sha256"] == hashlib.sha256(open(sys.argv[2], "rb").read()).hexdigest()
+assert r["run_sha256"] == hashlib.sha256(open(sys.argv[3], "rb").read()).hexdigest()
+assert r["reviewer"] == "Alice Example" and r["decision"] == "approve"
+assert r["comment"] == "fp8 drift accepted for canary"
+assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", r["time"]), r["time"]
+assert r["key_fingerprint"] == hashlib.sha256(bytes.fromhex(r["public_key"])).hexdigest()[:16]
+assert len(r["signature"]) == 128 and r["stage"] == "offline_ci"
+PY
+check verify 0 "$kcx" verify signoff.json
+contains verify out.txt "Alice Example approved at"
+contains verify out.txt "verified"
+check verify-all 0 "$kcx" verify signoff.json --contract contract.yaml --run run.jsonl --pub alice.key.pub
+contains verify-all out.txt "results: evaluating now gives the signed results"
+contains verify-all out.txt "verified"
+check sign-stage 0 "$kcx" sign --contract contract.yaml --run run.jsonl --key alice.key --reviewer Bob \
+  --decision reject --stage full --out full.json
+check verify-stage 0 "$kcx" verify full.json --contract contract.yaml --run run.jsonl
+contains verify-stage out.txt "Bob rejected at"
+contains verify-stage out.txt "action at full:"
+check sign-bad-decision 2 "$kcx" sign --contract contract.yaml --run run.jsonl --key alice.key --reviewer Bob \
+  --decision maybe --out x.json
+check sign-pub-as-key 2 "$kcx" sign --contract contract.yaml --run run.jsonl --key alice.key.pub --reviewer Bob \
+  --decision approve --out x.json
+[ -e x.json ] && bad "sign wrote a record after an error" || ok
+
+# ---------------------------------------------------------------------------------------
+# What verify names when something differs (exit 1).
+# ---------------------------------------------------------------------------------------
+sed '0,/max: 0.3/s//max: 0.35/' contract.yaml >edited.yaml
+cmp -s contract.yaml edited.yaml && bad "sed did not change the threshold" || ok
+check contract-edited 1 "$kcx" verify signoff.json --contract edited.yaml --run run.jsonl
+contains contract-edited out.txt "DIFFERS  contract: edited.yaml has changed since it was signed"
+contains contract-edited out.txt "DIFFERS  results:"
+contains contract-edited out.txt "NOT VERIFIED: contract, results differ"
+lacks contract-edited out.txt "DIFFERS  run"
+
+# One byte of the run: a digit in the second sequence's first log-prob.
+$py - run.jsonl edited.jsonl <<'PY'
+import re, sys
+lines = open(sys.argv[1]).read().split("\n")
+i = re.search(r'"logp_train":\s*\[', lines[2]).end()
+while not lines[2][i].isdigit() or lines[2][i] == "0": i += 1
+lines[2] = lines[2][:i] + str(int(lines[2][i]) % 9 + 1) + lines[2][i + 1:]
+open(sys.argv[2], "w").write("\n".join(lines))
+PY
+[ "$(cmp -l run.jsonl edited.jsonl | wc -l)" = 1 ] && ok || bad "the edited run differs in more than one byte"
+check run-edited 1 "$kcx" verify signoff.json --run edited.jsonl
+contains run-edited out.txt "DIFFERS  run: edited.jsonl has changed since it was signed"
+lacks run-edited out.txt "DIFFERS  record"
+check run-edited-both 1 "$kcx" verify signoff.json --contract contract.yaml --run edited.jsonl
+contains run-edited-both out.txt "DIFFERS  run"
+lacks run-edited-both out.txt "DIFFERS  contract"
+
+sed 's/"decision": "approve"/"decision": "reject"/' signoff.json >flipped.json
+cmp -s signoff.json flipped.json && bad "sed did not flip the decision" || ok
+check record-flipped 1 "$kcx" verify flipped.json --contract contract.yaml --run run.jsonl
+contains record-flipped out.txt "DIFFERS  record: the signature is not valid"
+lacks record-flipped out.txt "DIFFERS  contract"
+
+check wrong-pub 1 "$kcx" verify signoff.json --pub mallory.key.pub
+contains wrong-pub out.txt "DIFFERS  key: mallory.key.pub"
+contains wrong-pub out.txt "is not the key in the record"
+lacks wrong-pub out.txt "DIFFERS  record"
+
+# ---------------------------------------------------------------------------------------
+# Unreadable or malformed input (exit 2), named with the file and the key.
+# ---------------------------------------------------------------------------------------
+check missing-record 2 "$kcx" verify nothing.json
+contains missing-record err.txt "nothing.json"
+cp signoff.json unreadable.json; chmod 000 unreadable.json
+if [ "$(id -u)" != 0 ]; then check unreadable-record 2 "$kcx" verify unreadable.json; fi
+mkdir dir.json
+check directory-record 2 "$kcx" verify dir.json
+contains directory-record err.txt "dir.json"
+echo '{"kcx_signoff": 1' >truncated.json
+check truncated-record 2 "$kcx" verify truncated.json
+contains truncated-record err.txt "truncated.json: not valid JSON"
+$py -c 'import json,sys; r=json.load(open(sys.argv[1])); r["reviewer"]=7; json.dump(r, open(sys.argv[2], "w"))' \
+  signoff.json typed.json
+check malformed-record 2 "$kcx" verify typed.json
+contains malformed-record err.txt "typed.json: reviewer: must be a string"
+check missing-contract 2 "$kcx" verify signoff.json --contract nothing.yaml
+check pub-is-private 2 "$kcx" verify signoff.json --pub alice.key
+check verify-usage 2 "$kcx" verify
+
+# The private key never appeared in anything kcx printed.
+lacks secret-printed all.txt "${secret:0:32}"
+lacks secret-printed all.txt "${secret:32:32}"   # the seed; the rest is the public key
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
