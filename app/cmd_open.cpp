@@ -22,6 +22,9 @@ void screenshotWhenSettled(ui::MainWindow* w, const QString& out, int* exitCode)
     auto* clock = new QElapsedTimer;
     clock->start();
     timer->setInterval(50);
+    const int timeoutMs = qEnvironmentVariableIsSet("KCX_SCREENSHOT_TIMEOUT")
+                              ? qEnvironmentVariableIntValue("KCX_SCREENSHOT_TIMEOUT") * 1000
+                              : 300000;
     int stableTicks = 0;
     QObject::connect(timer, &QTimer::timeout, w, [=]() mutable {
         const bool failed = !w->session()->loading() && !w->session()->run();
@@ -40,8 +43,9 @@ void screenshotWhenSettled(ui::MainWindow* w, const QString& out, int* exitCode)
                 std::fprintf(stderr, "kcx: %s: cannot write the screenshot\n", qPrintable(out));
             *exitCode = ok ? 0 : 2;
             QApplication::exit(*exitCode);
-        } else if (clock->elapsed() > 300000) {
-            std::fprintf(stderr, "kcx: gave up waiting for loading and evaluation after 300 s\n");
+        } else if (clock->elapsed() > timeoutMs) {
+            std::fprintf(stderr, "kcx: gave up waiting for loading and evaluation after %d s (%s)\n", timeoutMs / 1000,
+                         qPrintable(w->settleState()));
             *exitCode = 1;
             QApplication::exit(1);
         }
@@ -101,6 +105,8 @@ int runOpen(const QStringList& args) {
     }
     int exitCode = 0;
     if (shot) {
+        QObject::connect(window.session(), &ui::Session::evaluationFailed, &window,
+                         [](const QString& m) { std::fprintf(stderr, "kcx: evaluation failed: %s\n", qPrintable(m)); });
         QObject::connect(window.session(), &ui::Session::contractFailed, &window,
                          [](const QString& m) { std::fprintf(stderr, "kcx: %s\n", qPrintable(m)); });
         QObject::connect(window.session(), &ui::Session::loadFailed, &window, [&exitCode](const QString& m) {

@@ -213,6 +213,12 @@ bool MainWindow::settled() const {
     return heatmapDrawn_ && !heatmap_->view()->isBusy();
 }
 
+QString MainWindow::settleState() const {
+    return QStringLiteral("loading=%1 run=%2 contract=%3 evaluating=%4 evaluated=%5 heatmapDrawn=%6 heatmapBusy=%7")
+        .arg(session_->loading()).arg(bool(session_->run())).arg(bool(session_->contract()))
+        .arg(session_->evaluating()).arg(evaluatedOnce_).arg(heatmapDrawn_).arg(heatmap_->view()->isBusy());
+}
+
 void MainWindow::openDemo() {
     if (!maybeSave())
         return;

@@ -40,6 +40,7 @@ public:
     // True once the run is loaded, the newest evaluation has arrived and the heatmap has
     // drawn it (what `kcx open --screenshot` waits for).
     bool settled() const;
+    QString settleState() const;   // what settled() still waits for, for people
 
 signals:
     void settledChanged();
