@@ -127,6 +127,24 @@ private slots:
         QCOMPARE(reread.find("N1")->max->value, typed.toDouble());
     }
 
+    // A run without a header (SPEC 1.3 makes it optional) opens and settles; the status
+    // bar once threw on it, and the exception vanished inside the load's continuation.
+    void opensARunWithoutHeader() {
+        const QString path = dir_.path() + "/bare.jsonl";
+        QFile out(path);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write("{\"id\": \"a\", \"tokens\": [1, 2], \"logp_train\": [-1, -2], \"logp_inf\": [-1.5, -2]}\n");
+        out.close();
+        MainWindow w;
+        w.resize(1200, 800);
+        w.show();
+        QSignalSpy loaded(w.session(), &Session::runLoaded);
+        w.openRun(path);
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.size(), 1, 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 20000);
+        QCOMPARE(w.session()->run()->tokenCount(), size_t(2));
+    }
+
     void reloadsAContractChangedOnDisk() {
         const QString path = dir_.path() + "/watched.yaml";
         QFile out(path);

@@ -154,10 +154,16 @@ void MainWindow::updateStatus() {
         return;
     }
     auto kernel = [&](const char* side) {
-        const auto& k = run->header.value("kernels", nlohmann::json::object()).value(side, nlohmann::json::object());
-        const QString name = QString::fromStdString(k.value("name", std::string("?")));
-        const QString prec = QString::fromStdString(k.value("precision", std::string("?")));
-        return QStringLiteral("%1 (%2)").arg(name, prec);
+        // The header is optional (SPEC 1.3) and may hold anything: read it defensively.
+        auto text = [](const nlohmann::json& j, const char* key) {
+            return j.is_object() && j.contains(key) && j[key].is_string() ? QString::fromStdString(j[key].get<std::string>())
+                                                                          : QStringLiteral("?");
+        };
+        const nlohmann::json& h = run->header;
+        const nlohmann::json none;
+        const nlohmann::json& kernels = h.is_object() && h.contains("kernels") ? h["kernels"] : none;
+        const nlohmann::json& k = kernels.is_object() && kernels.contains(side) ? kernels[side] : none;
+        return QStringLiteral("%1 (%2)").arg(text(k, "name"), text(k, "precision"));
     };
     runInfo_->setText(tr("%L1 sequences · %L2 tokens · train: %3 · inf: %4")
                           .arg(run->sequenceCount())

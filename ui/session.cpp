@@ -111,9 +111,14 @@ void Session::startLoad(std::function<Run(const Progress&)> load, const QString&
         if (gen != loadGeneration_)
             return;
         loading_ = false;
-        if (out.value)
-            installRun(std::move(out.value), path);
-        else
+        if (out.value) {
+            // An exception here would vanish into the continuation's future: report it.
+            try {
+                installRun(std::move(out.value), path);
+            } catch (const std::exception& e) {
+                emit loadFailed(tr("The run loaded, but showing it failed: %1").arg(QString::fromStdString(e.what())));
+            }
+        } else
             emit loadFailed(out.cancelled ? tr("Loading cancelled.") : out.error);
     });
 }
