@@ -6,11 +6,17 @@
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QGraphicsItem>
+#include <QGraphicsScene>
+#include <QGraphicsView>
+#include <QThread>
+#include <map>
 #include <QTimer>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <random>
 #include <vector>
@@ -20,6 +26,9 @@
 #include "ui/heatmap_view.h"
 #include "ui/main_window.h"
 #include "ui/session.h"
+
+struct QSignalSpyCallbackSet;
+Q_CORE_EXPORT void qt_register_signal_spy_callbacks(QSignalSpyCallbackSet*);
 
 using namespace kcx;
 
@@ -75,15 +84,84 @@ statistical:
     correction: bonferroni
 )";
 
+double threadCpuMs() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+// KCX_TRACE=ms prints every event whose delivery took longer than ms: who stalls the loop.
+class TracingApp : public QApplication {
+public:
+    using QApplication::QApplication;
+    double traceMs = 0;
+    bool notify(QObject* o, QEvent* e) override {
+        if (traceMs <= 0)
+            return QApplication::notify(o, e);
+        QElapsedTimer t;
+        t.start();
+        const int type = e->type();
+        const double cpu0 = threadCpuMs();
+        const bool r = QApplication::notify(o, e);
+        const double ms = t.nsecsElapsed() / 1e6, cpu = threadCpuMs() - cpu0;
+        if (ms > traceMs) {
+            QString chain;
+            for (QObject* p = o->parent(); p && chain.size() < 200; p = p->parent())
+                chain += QStringLiteral(" < ") + QString::fromLatin1(p->metaObject()->className());
+            std::fprintf(stderr, "  [trace] %.1f ms (%.1f ms on the processor) event %d to %s '%s'%s\n", ms, cpu, type,
+                         o->metaObject()->className(),
+                         qPrintable(o->objectName()), qPrintable(chain));
+        }
+        return r;
+    }
+};
+
+// With KCX_TRACE, every slot that runs longer than the threshold is named too (Qt's
+// signal-spy hook, the one QTest uses; declared here as Qt exports it).
+struct SpyCallbacks {
+    void (*signalBegin)(QObject*, int, void**);
+    void (*slotBegin)(QObject*, int, void**);
+    void (*signalEnd)(QObject*, int);
+    void (*slotEnd)(QObject*, int);
+};
+std::vector<std::pair<QObject*, QElapsedTimer>> slotStack;
+double slotTraceMs = 0;
+void slotBegin(QObject* o, int, void**) {
+    if (QThread::currentThread() != qApp->thread())
+        return;
+    slotStack.emplace_back(o, QElapsedTimer());
+    slotStack.back().second.start();
+}
+void slotEnd(QObject* o, int index) {
+    if (QThread::currentThread() != qApp->thread() || slotStack.empty())
+        return;
+    const double ms = slotStack.back().second.nsecsElapsed() / 1e6;
+    slotStack.pop_back();
+    if (ms > slotTraceMs)
+        std::fprintf(stderr, "  [trace] %*s%.1f ms slot %d of %s '%s'\n", int(slotStack.size() * 2), "", ms, index,
+                     o->metaObject()->className(), qPrintable(o->objectName()));
+}
+
+// The benchmark drives the window from main(), outside exec(): deleteLater() objects would
+// never be deleted there (Qt Charts deletes the items of a removed axis that way), so they
+// are delivered here as exec() would.
 void waitUntil(const std::function<bool()>& done) {
-    while (!done())
+    while (!done()) {
         QApplication::processEvents(QEventLoop::AllEvents | QEventLoop::WaitForMoreEvents, 5);
+        QApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
+    }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    QApplication app(argc, argv);
+    TracingApp app(argc, argv);
+    if (const char* t = std::getenv("KCX_TRACE"))
+    {
+        app.traceMs = slotTraceMs = std::atof(t);
+        static SpyCallbacks spy{nullptr, slotBegin, nullptr, slotEnd};
+        qt_register_signal_spy_callbacks(reinterpret_cast<QSignalSpyCallbackSet*>(&spy));
+    }
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     std::string dir = "/tmp/kcx-bench";
     int edits = 100;
@@ -140,6 +218,25 @@ int main(int argc, char** argv) {
         });
         ms.push_back(t.nsecsElapsed() / 1e6);
     }
+    if (std::getenv("KCX_TRACE"))   // what each chart's scene holds
+        for (QGraphicsView* v : w.findChildren<QGraphicsView*>()) {
+            std::map<int, int> types;
+            for (QGraphicsItem* item : v->scene()->items())
+                ++types[item->type()];
+            std::fprintf(stderr, "  [scene] %s in %s:", v->metaObject()->className(),
+                         v->parentWidget()->metaObject()->className());
+            for (auto [t, n] : types)
+                std::fprintf(stderr, " type %d x%d", t, n);
+            QElapsedTimer g;
+            g.start();
+            v->grab();
+            std::fprintf(stderr, " paint %.1f ms\n", g.nsecsElapsed() / 1e6);
+            for (QGraphicsItem* item : v->scene()->items())
+                if (auto* l = dynamic_cast<QGraphicsLineItem*>(item); l && l->isVisible())
+                    std::fprintf(stderr, "     line (%g,%g)-(%g,%g) pen style %d width %g\n", l->line().x1(), l->line().y1(),
+                                 l->line().x2(), l->line().y2(), int(l->pen().style()), l->pen().widthF());
+        }
+
     std::sort(ms.begin(), ms.end());
     if (!ms.empty())
         std::printf("threshold edit -> verdicts and heatmap repainted, %d edits: median %.2f ms, p90 %.2f ms, max %.2f ms\n",

@@ -7,7 +7,9 @@
 #include <QTemporaryDir>
 #include <QUndoStack>
 #include <QtCharts/QAbstractBarSeries>
+#include <QtCharts/QBarLegendMarker>
 #include <QtCharts/QBarSet>
+#include <QtCharts/QLegend>
 #include <QtCharts/QChart>
 #include <QtCharts/QChartView>
 #include <QtCharts/QXYSeries>
@@ -19,8 +21,10 @@
 
 #include "core/run_writer.h"
 #include "ui/chart_data.h"
+#include "ui/chart_style.h"
 #include "ui/charts_panel.h"
 #include "ui/histogram_chart.h"
+#include "ui/point_cloud_item.h"
 #include "ui/position_chart.h"
 #include "ui/scatter_chart.h"
 #include "ui/session.h"
@@ -213,13 +217,46 @@ private slots:
         chart.setRun(runOf({r}));
         QTRY_VERIFY_WITH_TIMEOUT(chart.sample() != nullptr, 30000);
         QVERIFY(chart.sample()->index.size() <= 3000);
-        size_t drawn = 0;
+        // The points are drawn by the cloud item, every sampled one; the series only name them.
+        QCOMPARE(chart.cloud()->pointCount(), chart.sample()->index.size());
         for (QAbstractSeries* series : chart.chart()->series())
             if (series->type() == QAbstractSeries::SeriesTypeScatter)
-                drawn += size_t(static_cast<QXYSeries*>(series)->count());
-        QCOMPARE(drawn, chart.sample()->index.size());
+                QCOMPARE(static_cast<QXYSeries*>(series)->count(), 0);
         chart.setLogLog(true);
         QCOMPARE(chart.chart()->axes(Qt::Horizontal).value(0)->type(), QAbstractAxis::AxisTypeLogValue);
+    }
+
+    // The cloud puts a point where Qt Charts itself would: mapToPosition() through the
+    // diagonal series, on linear and on log axes; and the image has ink there, none far off.
+    void scatterCloudPlacesPointsWhereQtChartsWould() {
+        // One token, lp_train = -1 and lp_inf = -1.5: p_inf = e^-1.5, p_train = e^-1.
+        const QPointF value(std::exp(-1.5), std::exp(-1.0));
+        ScatterChart chart;
+        chart.resize(500, 400);
+        chart.show();
+        chart.setRun(runOf({{0.5}}));
+        QTRY_VERIFY_WITH_TIMEOUT(chart.sample() != nullptr, 30000);
+        QCOMPARE(chart.cloud()->pointCount(), size_t(1));
+        for (bool log : {false, true}) {
+            chart.setLogLog(log);
+            QApplication::processEvents();
+            QXYSeries* diagonal = nullptr;
+            for (QAbstractSeries* series : chart.chart()->series())
+                if (series->type() == QAbstractSeries::SeriesTypeLine)
+                    diagonal = static_cast<QXYSeries*>(series);
+            QVERIFY(diagonal);
+            const QPointF want = chart.chart()->mapToPosition(value, diagonal);
+            const QPointF got = chart.cloud()->position(value);
+            QVERIFY2(std::abs(want.x() - got.x()) < 0.5 && std::abs(want.y() - got.y()) < 0.5,
+                     qPrintable(QStringLiteral("log %1: Qt Charts (%2, %3), cloud (%4, %5)")
+                                    .arg(log).arg(want.x()).arg(want.y()).arg(got.x()).arg(got.y())));
+            const QImage img = chart.cloud()->image();
+            const QRectF area = chart.chart()->plotArea();
+            QCOMPARE(img.size(), area.size().toSize());
+            const QPoint at = (want - area.topLeft()).toPoint();
+            QVERIFY(qAlpha(img.pixel(at)) > 0);
+            QCOMPARE(qAlpha(img.pixel(img.width() - 1 - at.x() / 2, img.height() - 1)), 0);
+        }
     }
 
     // ---- per-position means --------------------------------------------------------------
@@ -343,6 +380,7 @@ private slots:
                                           result("code", 9, 1000, 0.0150, Status::Fail),
                                           result("chat", 1, 100, 0.049, Status::Inconclusive)};
         SliceBarsChart chart;
+        chart.show();   // legend markers are visible only in a shown legend
         chart.setResults(results, "S1");
         QCOMPARE(chart.bars().size(), size_t(3));
         QCOMPARE(chart.bars()[1].label, QString("code"));
@@ -365,15 +403,46 @@ private slots:
                 ++whiskers;
         }
         QVERIFY(bars);
-        QCOMPARE(bars->count(), 3);
-        for (QBarSet* set : bars->barSets()) {
-            const Status st = *parseStatus(set->label().toStdString());
-            QCOMPARE(set->color(), statusColour(st));
-            for (int i = 0; i < 3; ++i)
-                QCOMPARE(set->at(i), chart.bars()[size_t(i)].status == st ? chart.bars()[size_t(i)].value : 0.0);
-        }
+        // All four sets are there (a flipping verdict moves a bar, not the chart's
+        // structure); only the statuses with a bar have a legend entry: not "error".
+        auto checkSets = [&](const std::vector<Status>& want) {
+            QApplication::processEvents();   // the legend shows its markers' visibility after layout
+            QCOMPARE(bars->count(), 4);
+            for (QBarSet* set : bars->barSets()) {
+                const Status st = *parseStatus(set->label().toStdString());
+                QCOMPARE(set->color(), statusColour(st));
+                for (int i = 0; i < 3; ++i)
+                    QCOMPARE(set->at(i), want[size_t(i)] == st ? chart.bars()[size_t(i)].value : 0.0);
+                const bool present = std::find(want.begin(), want.end(), st) != want.end();
+                for (QLegendMarker* m : chart.chart()->legend()->markers(bars))
+                    if (static_cast<QBarLegendMarker*>(m)->barset() == set)
+                        QVERIFY2(m->isVisible() == present, statusName(st));
+            }
+        };
+        checkSets({Status::Pass, Status::Fail, Status::Inconclusive});
         QCOMPARE(whiskers, 3);
         QCOMPARE(lines, 1);
+
+        // A threshold edit that flips "code" to pass and moves the line: the same objects
+        // are updated (no rebuild), the bar changes colour, the line moves to 0.02.
+        std::vector<Result> edited = results;
+        for (Result& r : edited)
+            if (r.clause == "S1") {
+                r.max = 0.02;
+                if (r.slice->at("task") == "code")
+                    r.status = Status::Pass;
+            }
+        chart.setResults(edited, "S1");
+        QCOMPARE(chart.chart()->series().value(0), static_cast<QAbstractSeries*>(bars));
+        checkSets({Status::Pass, Status::Pass, Status::Inconclusive});
+        for (QAbstractSeries* s : chart.chart()->series())
+            if (s->name().startsWith("max")) {
+                QCOMPARE(s->name(), QString("max = 0.02"));
+                QCOMPARE(static_cast<QXYSeries*>(s)->at(0).y(), 0.02);
+            }
+        // The value axis now reaches past the line: 0.02 plus the 8 % pad, in nice numbers.
+        const auto yAxis = chart.chart()->axes(Qt::Vertical).value(0);
+        QVERIFY(axisRange(yAxis).second >= 0.02 * 1.08);
 
         // A mean test: the whisker is the bootstrap interval.
         Result mean;

@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "core/run.h"
+#include "ui/background.h"
 
 namespace kcx::ui {
 
@@ -31,7 +32,10 @@ public:
         auto running = running_;
         ++*running;
         const Progress progress = [latest, gen](double) { return latest->load() == gen; };
-        QtConcurrent::run([compute = std::move(compute), progress]() -> R { return compute(progress); })
+        QtConcurrent::run(workPool(), [compute = std::move(compute), progress]() -> R {
+            lowerThreadPriority();
+            return compute(progress);
+        })
             .then(context, [latest, running, gen, apply = std::move(apply)](R result) {
                 --*running;
                 if (latest->load() == gen)

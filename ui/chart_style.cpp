@@ -35,24 +35,32 @@ QAbstractAxis* addValueAxis(QChart* chart, Qt::Alignment alignment, bool log, do
         a->setLabelFormat("%g");
         a->setMinorTickCount(-1);
         a->setMinorGridLinePen(QPen(QColor(0, 0, 0, 18), 1));
-        a->setRange(lo, hi);
         axis = a;
     } else {
         auto* a = new QValueAxis;
         a->setLabelFormat("%.4g");
         a->setTickCount(6);
-        a->setRange(lo, hi);
-        if (nice) {
-            a->applyNiceNumbers();
-            // Nice numbers must not push a non-negative range below 0 (a tick at "-1.4e-17").
-            if (lo >= 0 && a->min() < 0)
-                a->setMin(0);
-        }
         axis = a;
     }
+    setValueRange(axis, lo, hi, nice);
     axis->setTitleText(title);
     chart->addAxis(axis, alignment);
     return axis;
+}
+
+void setValueRange(QAbstractAxis* axis, double lo, double hi, bool nice) {
+    if (auto* a = qobject_cast<QLogValueAxis*>(axis)) {
+        a->setRange(lo, hi);
+    } else if (auto* v = qobject_cast<QValueAxis*>(axis)) {
+        v->setTickCount(6);   // applyNiceNumbers() changes it
+        v->setRange(lo, hi);
+        if (nice) {
+            v->applyNiceNumbers();
+            // Nice numbers must not push a non-negative range below 0 (a tick at "-1.4e-17").
+            if (lo >= 0 && v->min() < 0)
+                v->setMin(0);
+        }
+    }
 }
 
 std::pair<double, double> axisRange(const QAbstractAxis* axis) {

@@ -23,6 +23,8 @@ void clearChart(QChart* chart);
 // linear axis with `nice` widens its range to round tick values (see axisRange()).
 QAbstractAxis* addValueAxis(QChart* chart, Qt::Alignment alignment, bool log, double lo, double hi,
                             const QString& title, bool nice = true);
+// Sets the range of an axis made by addValueAxis(), as it would have been made.
+void setValueRange(QAbstractAxis* axis, double lo, double hi, bool nice = true);
 // The range an axis shows.
 std::pair<double, double> axisRange(const QAbstractAxis* axis);
 // Attaches a series, already added to the chart, to both axes.

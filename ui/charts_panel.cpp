@@ -62,7 +62,7 @@ ChartsPanel::ChartsPanel(Session* session, QWidget* parent)
     connect(histogram_, &HistogramChart::thresholdDragFinished, this, &ChartsPanel::updateThresholds);
     if (session_) {
         connect(session_, &Session::runLoaded, this, &ChartsPanel::onRunLoaded);
-        connect(session_, &Session::contractChanged, this, [this] { setClause(clause_); });
+        connect(session_, &Session::contractChanged, this, &ChartsPanel::applyClause);
         connect(session_, &Session::evaluated, this, &ChartsPanel::onEvaluated);
         connect(session_, &Session::metricReady, this, &ChartsPanel::onMetricReady);
         connect(session_, &Session::thresholdChanged, this, &ChartsPanel::onThresholdChanged);

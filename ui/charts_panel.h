@@ -65,6 +65,7 @@ signals:
     void metricChanged(const QString& name);
 
 private:
+    void applyClause();   // metric, slice key, lines and bars from the clause
     void buildControls(QWidget* bar);
     void fillMetrics();
     void fillSliceKeys();
@@ -80,6 +81,7 @@ private:
     QPointer<Session> session_;
     QPointer<QUndoStack> undo_;
     QString clause_, metric_ = QStringLiteral("abs_log_ratio");
+    bool clauseApplied_ = false;
     std::shared_ptr<const MetricValues> values_;   // of metric_, once ready
     QComboBox* metricBox_ = nullptr;
     QComboBox* sliceBox_ = nullptr;

@@ -17,9 +17,18 @@ namespace kcx::ui {
 void ChartsPanel::setUndoStack(QUndoStack* stack) { undo_ = stack; }
 
 void ChartsPanel::setClause(const QString& clauseId) {
+    // The window re-selects the current clause after every evaluation: nothing to redo
+    // (thresholds and bars follow their own signals), and the user's metric stays.
+    if (clauseId == clause_ && clauseApplied_)
+        return;
     clause_ = clauseId;
+    applyClause();
+}
+
+void ChartsPanel::applyClause() {
+    clauseApplied_ = true;
     auto contract = session_ ? session_->contract() : nullptr;
-    const Clause* c = contract ? contract->find(clauseId.toStdString()) : nullptr;
+    const Clause* c = contract ? contract->find(clause_.toStdString()) : nullptr;
     if (c) {
         const MetricInfo* info = findMetric(c->metric);
         if (info && info->level != MetricLevel::Run)

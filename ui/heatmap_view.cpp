@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ui/background.h"
 #include "ui/heatmap_render.h"
 
 namespace kcx::ui {
@@ -172,7 +173,8 @@ void HeatmapView::rebuildIndex() {
     }
     indexRunning_ = true;
     update();
-    QtConcurrent::run([run = run_, values = values_, spec = spec_, latest = indexGen_, gen] {
+    QtConcurrent::run(workPool(), [run = run_, values = values_, spec = spec_, latest = indexGen_, gen] {
+        lowerThreadPriority();
         IndexResult r;
         r.gen = gen;
         try {
@@ -226,7 +228,8 @@ void HeatmapView::startRender() {
     auto reuse = grid_ && sameValues(grid_->request, req) ? grid_ : nullptr;
     const uint64_t gen = ++*renderGen_;
     renderRunning_ = true;
-    QtConcurrent::run([index = index_, req, reuse, size = plot.size(), scale = scale_, latest = renderGen_, gen] {
+    QtConcurrent::run(workPool(), [index = index_, req, reuse, size = plot.size(), scale = scale_, latest = renderGen_, gen] {
+        lowerThreadPriority();
         Rendered r;
         r.gen = gen;
         r.index = index;

@@ -22,6 +22,7 @@
 #include "ui/heatmap_panel.h"
 #include "ui/heatmap_view.h"
 #include "ui/panels.h"
+#include "ui/background.h"
 #include "ui/session.h"
 
 namespace kcx::ui {
@@ -76,6 +77,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), session_(new Sess
     QSettings settings;
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    recent_ = settings.value(QStringLiteral("recentFiles")).toStringList();
+    rebuildRecentMenu();
     updateTitle();
 }
 
@@ -254,6 +257,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
         event->ignore();
         return;
     }
+    waitForSettings();   // the recent files, written in the background, first
     QSettings settings;
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
     settings.setValue(QStringLiteral("window/state"), saveState());

@@ -81,6 +81,7 @@ private:
     QProgressBar* progress_ = nullptr;
     QToolButton* cancel_ = nullptr;
     QMenu* recentMenu_ = nullptr;
+    QStringList recent_;   // newest first; read once, written in the background
     QFileSystemWatcher* watcher_ = nullptr;
     std::string demoContract_;
     bool heatmapDrawn_ = false;

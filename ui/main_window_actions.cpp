@@ -12,6 +12,7 @@
 #include <QTimer>
 #include <QUndoStack>
 
+#include "ui/background.h"
 #include "ui/main_window.h"
 #include "ui/session.h"
 
@@ -68,20 +69,18 @@ void MainWindow::buildMenus() {
 }
 
 void MainWindow::addRecent(const QString& path) {
-    QSettings settings;
-    QStringList recent = settings.value(QStringLiteral("recentFiles")).toStringList();
     const QString abs = QFileInfo(path).absoluteFilePath();
-    recent.removeAll(abs);
-    recent.prepend(abs);
-    while (recent.size() > kMaxRecent)
-        recent.removeLast();
-    settings.setValue(QStringLiteral("recentFiles"), recent);
+    recent_.removeAll(abs);
+    recent_.prepend(abs);
+    while (recent_.size() > kMaxRecent)
+        recent_.removeLast();
+    storeSetting(QStringLiteral("recentFiles"), recent_);   // in the background: it syncs to disk
     rebuildRecentMenu();
 }
 
 void MainWindow::rebuildRecentMenu() {
     recentMenu_->clear();
-    const QStringList recent = QSettings().value(QStringLiteral("recentFiles")).toStringList();
+    const QStringList recent = recent_;
     for (int i = 0; i < recent.size(); ++i) {
         const QString path = recent[i];
         QAction* a = recentMenu_->addAction(QStringLiteral("&%1 %2").arg(i + 1).arg(QFileInfo(path).fileName()), this, [this, path] {

@@ -67,8 +67,45 @@ void PositionChart::setMaxBins(size_t bins) {
 }
 
 void PositionChart::setThresholds(std::vector<ValueLine> lines) {
+    // A moved threshold (the usual edit) moves its line and the y range; no rebuild.
+    auto drawn = [this](const std::vector<ValueLine>& ls) {
+        size_t n = 0;
+        for (const ValueLine& l : ls)
+            n += (!logY_ || l.value > 0) ? 1 : 0;
+        return n;
+    };
+    const bool inPlace = yAxis_ && lines.size() == lines_.size() && drawn(lines) == lineSeries_.size() &&
+                         drawn(lines) == lines.size();
     lines_ = std::move(lines);
-    rebuild();
+    if (!inPlace) {
+        rebuild();
+        return;
+    }
+    const double xHi = axisRange(xAxis_).second;
+    for (size_t i = 0; i < lines_.size(); ++i) {
+        const ValueLine& l = lines_[i];
+        lineSeries_[i]->replace(QList<QPointF>{{0, l.value}, {xHi, l.value}});
+        lineSeries_[i]->setPen(thresholdPen(l.editable));
+        lineSeries_[i]->setName(QString::fromStdString(l.label) + QStringLiteral(" = ") + numberText(l.value));
+    }
+    const auto [lo, hi] = yRange();
+    setValueRange(yAxis_, lo, hi);
+}
+
+std::pair<double, double> PositionChart::yRange() const {
+    double lo = dataLo_, hi = dataHi_;
+    for (const ValueLine& l : lines_)
+        if (!logY_ || l.value > 0) {
+            lo = std::min(lo, l.value);
+            hi = std::max(hi, l.value);
+        }
+    if (!std::isfinite(lo))
+        std::tie(lo, hi) = logY_ ? std::pair{0.1, 1.0} : std::pair{0.0, 1.0};
+    const bool nonNegative = lo >= 0;
+    std::tie(lo, hi) = padded(lo, hi, logY_, 0.05);
+    if (nonNegative && !logY_)
+        lo = 0;   // means of |r|, KL, ... start at zero
+    return {lo, hi};
 }
 
 QString PositionChart::caption() const { return caption_->text(); }
@@ -105,6 +142,8 @@ void PositionChart::recompute() {
 
 void PositionChart::rebuild() {
     clearChart(chart_);
+    xAxis_ = yAxis_ = nullptr;
+    lineSeries_.clear();
     const PositionMeans* m = means_.get();
     chart_->setTitle(metric_.isEmpty() ? tr("No metric") : tr("Mean %1 by token position").arg(metric_));
     if (!m)
@@ -128,17 +167,9 @@ void PositionChart::rebuild() {
         s->replace(points);
         series.push_back(s);
     }
-    for (const ValueLine& l : lines_)
-        if (!logY_ || l.value > 0) {
-            lo = std::min(lo, l.value);
-            hi = std::max(hi, l.value);
-        }
-    if (!std::isfinite(lo))
-        std::tie(lo, hi) = logY_ ? std::pair{0.1, 1.0} : std::pair{0.0, 1.0};
-    const bool nonNegative = lo >= 0;
-    std::tie(lo, hi) = padded(lo, hi, logY_, 0.05);
-    if (nonNegative && !logY_)
-        lo = 0;   // means of |r|, KL, ... start at zero
+    dataLo_ = lo;
+    dataHi_ = hi;
+    std::tie(lo, hi) = yRange();
     QAbstractAxis* ax = addValueAxis(chart_, Qt::AlignBottom, false, 0, double(std::max<size_t>(m->longest, 1)),
                                      tr("token position"));
     const double xHi = axisRange(ax).second;
@@ -158,7 +189,10 @@ void PositionChart::rebuild() {
         t->setName(QString::fromStdString(l.label) + QStringLiteral(" = ") + numberText(l.value));
         chart_->addSeries(t);
         attach(t, ax, ay);
+        lineSeries_.push_back(t);
     }
+    xAxis_ = ax;
+    yAxis_ = ay;
     QString text = tr("Bins of %1 positions; longest sequence %2 tokens").arg(m->binWidth).arg(m->longest);
     if (hidden)
         text += tr(" · %1 bins with mean ≤ 0 not on the log axis").arg(hidden);

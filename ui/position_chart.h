@@ -17,6 +17,8 @@ QT_BEGIN_NAMESPACE
 class QChart;
 class QChartView;
 class QLabel;
+class QAbstractAxis;
+class QLineSeries;
 QT_END_NAMESPACE
 
 namespace kcx::ui {
@@ -50,6 +52,8 @@ signals:
 private:
     void recompute();
     void rebuild();
+    // The y range for the data and the lines (padded; from 0 for non-negative data).
+    std::pair<double, double> yRange() const;
 
     QChart* chart_;
     QChartView* view_;
@@ -63,6 +67,11 @@ private:
     bool logY_ = false;
     size_t maxBins_ = 200;
     std::vector<ValueLine> lines_;
+    // From the last rebuild: what a threshold edit updates in place.
+    double dataLo_ = 0, dataHi_ = 0;
+    QAbstractAxis* xAxis_ = nullptr;
+    QAbstractAxis* yAxis_ = nullptr;
+    std::vector<QLineSeries*> lineSeries_;   // one per drawn line of lines_
 };
 
 }  // namespace kcx::ui

@@ -116,18 +116,29 @@ void PromotionView::rebuildBoxes(const std::vector<std::string>& stages) {
     }
 }
 
+namespace {
+
+// Setting a style sheet re-polishes the widget, even with the same text: an edit that
+// changes nothing here must cost nothing.
+void setStyleSheetIfChanged(QWidget* w, const QString& sheet) {
+    if (w->styleSheet() != sheet)
+        w->setStyleSheet(sheet);
+}
+
+}  // namespace
+
 void PromotionView::updateBox(Box& box, bool current) {
     box.current = current;
     const QString name = QString::fromStdString(box.stage);
     box.title->setText(current ? tr("<b>%1</b> &nbsp;(current stage)").arg(name.toHtmlEscaped())
                                : tr("<b>%1</b>").arg(name.toHtmlEscaped()));
     const QColor highlight = palette().color(QPalette::Highlight);
-    box.frame->setStyleSheet(QStringLiteral("QFrame#stageBox { border: %1px solid %2; border-radius: 6px; }")
+    setStyleSheetIfChanged(box.frame, QStringLiteral("QFrame#stageBox { border: %1px solid %2; border-radius: 6px; }")
                                  .arg(current ? 3 : 1)
                                  .arg(current ? highlight.name() : palette().color(QPalette::Mid).name()));
     if (!evaluation_) {
         box.action->setText(tr("no evaluation"));
-        box.action->setStyleSheet({});
+        setStyleSheetIfChanged(box.action, {});
         box.summary->clear();
         return;
     }
@@ -135,7 +146,7 @@ void PromotionView::updateBox(Box& box, bool current) {
     const Action action = it == evaluation_->stageActions.end() ? Action::Pass : it->second;
     const QColor bg = actionColour(action);
     box.action->setText(actionLabel(action));
-    box.action->setStyleSheet(QStringLiteral("QLabel { background: %1; color: %2; font-weight: bold; padding: 6px; "
+    setStyleSheetIfChanged(box.action, QStringLiteral("QLabel { background: %1; color: %2; font-weight: bold; padding: 6px; "
                                              "border-radius: 4px; }")
                                   .arg(bg.name(), textColourOn(bg).name()));
     const int n = box.model->rowCount();

@@ -12,11 +12,13 @@
 #include <limits>
 
 #include "ui/chart_style.h"
+#include "ui/point_cloud_item.h"
 
 namespace kcx::ui {
 
 ScatterChart::ScatterChart(QWidget* parent)
-    : QWidget(parent), chart_(new QChart), view_(new QChartView(chart_)), caption_(new QLabel) {
+    : QWidget(parent), chart_(new QChart), view_(new QChartView(chart_)), caption_(new QLabel),
+      cloud_(new PointCloudItem(chart_)) {
     chart_->legend()->setAlignment(Qt::AlignBottom);
     chart_->setMargins(QMargins(4, 4, 4, 4));
     auto* layout = new QVBoxLayout(this);
@@ -78,14 +80,17 @@ void ScatterChart::rebuild() {
     clearChart(chart_);
     chart_->setTitle(tr("Sampled token probabilities: training against inference kernel"));
     const ScatterSample* s = sample_.get();
-    if (!s)
+    if (!s) {
+        cloud_->clear();
         return;
+    }
     // On log axes, a probability that underflowed to 0 has no place: it is left out.
+    // The points are drawn by the cloud item; the two empty series give the legend entries.
     double lo = 1.0;
     auto* uniform = new QScatterSeries;
     auto* extreme = new QScatterSeries;
-    QList<QPointF> up, ep;
-    up.reserve(qsizetype(s->index.size()));
+    std::vector<QPointF> up, ep;
+    up.reserve(s->index.size());
     size_t hidden = 0;
     for (size_t i = 0; i < s->index.size(); ++i) {
         const double x = s->pInf[i], y = s->pTrain[i];
@@ -97,16 +102,15 @@ void ScatterChart::rebuild() {
             lo = std::min(lo, x);
         if (y > 0)
             lo = std::min(lo, y);
-        (s->extreme[i] ? ep : up).append(QPointF(x, y));
+        (s->extreme[i] ? ep : up).push_back(QPointF(x, y));
     }
-    uniform->replace(up);
-    extreme->replace(ep);
     uniform->setName(tr("even sample (%1)").arg(countText(uint64_t(up.size()))));
     extreme->setName(tr("largest |log ratio| (%1)").arg(countText(uint64_t(ep.size()))));
     uniform->setMarkerSize(5);
     extreme->setMarkerSize(5);
-    uniform->setColor(QColor(0x4c, 0x78, 0xa8, 110));
-    extreme->setColor(QColor(0xe1, 0x57, 0x59, 170));
+    const QColor uniformColour(0x4c, 0x78, 0xa8, 110), extremeColour(0xe1, 0x57, 0x59, 170);
+    uniform->setColor(uniformColour);
+    extreme->setColor(extremeColour);
     uniform->setBorderColor(Qt::transparent);
     extreme->setBorderColor(Qt::transparent);
 
@@ -129,6 +133,11 @@ void ScatterChart::rebuild() {
     for (QAbstractSeries* series : {static_cast<QAbstractSeries*>(uniform), static_cast<QAbstractSeries*>(extreme),
                                     static_cast<QAbstractSeries*>(diagonal)})
         attach(series, ax, ay);
+
+    std::vector<PointCloudItem::Layer> layers;
+    layers.push_back({std::move(ep), extremeColour});   // under the even sample, as the series were
+    layers.push_back({std::move(up), uniformColour});
+    cloud_->setLayers(std::move(layers), PointCloudItem::Axes{axLo, axHi, axLo, axHi, logLog_}, 5.0);
 
     QString text = tr("%1 of %2 tokens shown (%3 with both log-probs finite)")
                        .arg(countText(s->index.size() - hidden), countText(s->total), countText(s->valid));

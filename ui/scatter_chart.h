@@ -2,7 +2,8 @@
 //
 // A run has millions of tokens; the chart draws at most maxPoints() of them, chosen in the
 // background by sampleScatter(): the tokens with the largest |log ratio| (drawn in their
-// own colour, so the outliers are never sampled away) plus tokens at even steps.
+// own colour, so the outliers are never sampled away) plus tokens at even steps. The points
+// are drawn as one image by a PointCloudItem, not as Qt Charts' one item per point.
 #pragma once
 
 #include <QWidget>
@@ -21,6 +22,8 @@ QT_END_NAMESPACE
 
 namespace kcx::ui {
 
+class PointCloudItem;
+
 class ScatterChart : public QWidget {
     Q_OBJECT
 public:
@@ -37,6 +40,7 @@ public:
     bool isBusy() const { return jobs_.busy(); }
     QChartView* chartView() const { return view_; }
     QChart* chart() const { return chart_; }
+    PointCloudItem* cloud() const { return cloud_; }   // draws the sampled points
     QString caption() const;
 
 signals:
@@ -49,6 +53,7 @@ private:
     QChart* chart_;
     QChartView* view_;
     QLabel* caption_;
+    PointCloudItem* cloud_;
     ChartJobs jobs_;
     std::shared_ptr<const Run> run_;
     std::shared_ptr<const ScatterSample> sample_;

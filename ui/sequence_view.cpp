@@ -11,6 +11,7 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "ui/background.h"
 #include "ui/metric_legend.h"
 #include "ui/token_strip.h"
 #include "ui/token_table_model.h"
@@ -116,7 +117,10 @@ void SequenceView::loadVocab() {
     if (!run_ || !run_->hasText() || !run_->hasTopK())
         return;
     auto run = run_;
-    QtConcurrent::run([run] { return std::make_shared<const TokenVocab>(run); })
+    QtConcurrent::run(workPool(), [run] {
+        lowerThreadPriority();
+        return std::make_shared<const TokenVocab>(run);
+    })
         .then(this, [this, run](std::shared_ptr<const TokenVocab> vocab) {
             if (run != run_)
                 return;   // the run changed meanwhile

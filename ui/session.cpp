@@ -13,6 +13,7 @@
 #include "core/demo.h"
 #include "core/errors.h"
 #include "core/loader.h"
+#include "ui/background.h"
 
 namespace kcx::ui {
 
@@ -96,7 +97,8 @@ void Session::startLoad(std::function<Run(const Progress&)> load, const QString&
     QPointer<Session> self(this);
     const QString what = path.isEmpty() ? tr("Building the demo run") : tr("Loading %1").arg(QFileInfo(path).fileName());
     emit loadProgress(0, what);
-    auto future = QtConcurrent::run([load, cancel, self, gen, what]() -> Outcome<Run> {
+    auto future = QtConcurrent::run(workPool(), [load, cancel, self, gen, what]() -> Outcome<Run> {
+        lowerThreadPriority();
         const Progress progress = [cancel, self, gen, what](double f) {
             if (self)
                 QMetaObject::invokeMethod(self.data(), [self, gen, f, what] {
@@ -292,6 +294,7 @@ void Session::scheduleEvaluation(std::function<void(Evaluator&)> change) {
     // the job of the newest generation does the work.
     auto latest = latestGeneration_;
     QFuture<Outcome<Evaluation>> future = QtConcurrent::run(&pool_, [=]() -> Outcome<Evaluation> {
+        lowerThreadPriority();
         return attempt<Evaluation>([&]() -> Evaluation {
             if (change)
                 change(*evaluator);
@@ -324,7 +327,8 @@ void Session::requestMetric(const QString& name) {
         return;
     auto engine = engine_;
     const std::string n = name.toStdString();
-    QtConcurrent::run([engine, n] {
+    QtConcurrent::run(workPool(), [engine, n] {
+        lowerThreadPriority();
         Outcome<const MetricValues> out;
         try {
             out.value = engine->get(n);

@@ -5,6 +5,7 @@
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <QtCharts/QBarCategoryAxis>
+#include <QtCharts/QBarLegendMarker>
 #include <QtCharts/QBarSet>
 #include <QtCharts/QChart>
 #include <QtCharts/QChartView>
@@ -12,9 +13,9 @@
 #include <QtCharts/QLegendMarker>
 #include <QtCharts/QLineSeries>
 #include <QtCharts/QStackedBarSeries>
+#include <QtCharts/QValueAxis>
 
 #include <algorithm>
-#include <map>
 
 #include "ui/chart_style.h"
 #include "ui/status_style.h"
@@ -107,7 +108,10 @@ void SliceBarsChart::setResults(const std::vector<Result>& results, const QStrin
         else
             valueTitle_ = tr("%1 of %2").arg(QString::fromStdString(first->aggregate), metric);
     }
-    rebuild();
+    if (built_ && *built_ == shape())
+        refresh();
+    else
+        rebuild();
 }
 
 void SliceBarsChart::clear() {
@@ -118,17 +122,93 @@ void SliceBarsChart::clear() {
     rebuild();
 }
 
+SliceBarsChart::Shape SliceBarsChart::shape() const {
+    Shape s{clause_, sliceTitle_, valueTitle_, {}, {}, {}};
+    for (const SliceBar& b : bars_) {
+        s.categories << tr("%1 (n=%2)").arg(b.label, countText(b.n));
+        s.whiskers.push_back(b.lo && b.hi);
+    }
+    for (const auto& [which, v] : thresholds_)
+        s.thresholds << which;
+    return s;
+}
+
 void SliceBarsChart::rebuild() {
     clearChart(chart_);
+    built_.reset();
+    series_ = nullptr;
+    sets_.clear();
+    whiskers_.clear();
+    lines_.clear();
+    valueAxis_ = nullptr;
     if (bars_.empty()) {
         chart_->setTitle(clause_.isEmpty() ? tr("No clause selected") : tr("No results for %1").arg(clause_));
         return;
     }
+    const Shape shape = this->shape();
     chart_->setTitle(tr("%1 per slice").arg(clause_));
-    QStringList categories;
+
+    // One bar set per status, all of them always there (a verdict that flips moves a bar
+    // between sets, not the chart's structure); a set with no bar has no legend entry.
+    series_ = new QStackedBarSeries;
+    for (Status st : {Status::Pass, Status::Fail, Status::Inconclusive, Status::Error}) {
+        auto* set = new QBarSet(QString::fromUtf8(statusName(st)));
+        set->setColor(statusColour(st));
+        set->setBorderColor(statusColour(st).darker(130));
+        set->append(QList<qreal>(qsizetype(bars_.size()), 0.0));
+        series_->append(set);
+        sets_.push_back(set);
+    }
+    series_->setBarWidth(0.6);
+    chart_->addSeries(series_);
+    connect(series_, &QStackedBarSeries::hovered, this, [this](bool on, int index) {
+        if (on && index >= 0 && size_t(index) < bars_.size())
+            QToolTip::showText(QCursor::pos(), bars_[size_t(index)].message, view_);
+        else
+            QToolTip::hideText();
+    });
+
+    auto* ax = new QBarCategoryAxis;
+    ax->append(shape.categories);
+    ax->setTitleText(sliceTitle_);
+    chart_->addAxis(ax, Qt::AlignBottom);
+    valueAxis_ = static_cast<QValueAxis*>(addValueAxis(chart_, Qt::AlignLeft, false, 0, 1, valueTitle_));
+    attach(series_, ax, valueAxis_);
+
+    // Whiskers: a vertical segment with caps per bar; one legend entry for all of them.
+    bool named = false;
+    for (size_t i = 0; i < bars_.size(); ++i) {
+        if (!shape.whiskers[i]) {
+            whiskers_.push_back(nullptr);
+            continue;
+        }
+        auto* w = new QLineSeries;
+        QPen pen(Qt::black);
+        pen.setWidthF(1.5);
+        w->setPen(pen);
+        chart_->addSeries(w);
+        attach(w, ax, valueAxis_);
+        if (named)
+            chart_->legend()->markers(w).value(0)->setVisible(false);
+        named = true;
+        whiskers_.push_back(w);
+    }
+    for (size_t i = 0; i < thresholds_.size(); ++i) {
+        auto* t = new QLineSeries;
+        t->setPen(thresholdPen(true));
+        chart_->addSeries(t);
+        attach(t, ax, valueAxis_);
+        lines_.push_back(t);
+    }
+    built_ = shape;
+    refresh();
+}
+
+void SliceBarsChart::refresh() {
+    if (!series_)
+        return;
     double lo = 0, hi = 0;
     for (const SliceBar& b : bars_) {
-        categories << tr("%1 (n=%2)").arg(b.label, countText(b.n));
         lo = std::min({lo, b.value, b.lo.value_or(b.value)});
         hi = std::max({hi, b.value, b.hi.value_or(b.value)});
     }
@@ -143,65 +223,35 @@ void SliceBarsChart::rebuild() {
     hi += pad;
     if (lo < 0)
         lo -= pad;
+    setValueRange(valueAxis_, lo, hi);
 
-    auto* series = new QStackedBarSeries;
-    std::map<Status, QBarSet*> sets;
-    for (const SliceBar& b : bars_)
-        if (!sets.count(b.status)) {
-            auto* set = new QBarSet(QString::fromUtf8(statusName(b.status)));
-            set->setColor(statusColour(b.status));
-            set->setBorderColor(statusColour(b.status).darker(130));
-            sets[b.status] = set;
+    for (size_t s = 0; s < sets_.size(); ++s) {
+        const Status st = Status(s);
+        bool any = false;
+        for (size_t i = 0; i < bars_.size(); ++i) {
+            const double v = bars_[i].status == st ? bars_[i].value : 0.0;
+            any = any || bars_[i].status == st;
+            if (sets_[s]->at(qsizetype(i)) != v)
+                sets_[s]->replace(qsizetype(i), v);
         }
-    for (const auto& [status, set] : sets) {
-        for (const SliceBar& b : bars_)
-            set->append(b.status == status ? b.value : 0.0);
-        series->append(set);
+        for (QLegendMarker* m : chart_->legend()->markers(series_))
+            if (static_cast<QBarLegendMarker*>(m)->barset() == sets_[s])
+                m->setVisible(any);
     }
-    series->setBarWidth(0.6);
-    chart_->addSeries(series);
-    connect(series, &QStackedBarSeries::hovered, this, [this](bool on, int index) {
-        if (on && index >= 0 && size_t(index) < bars_.size())
-            QToolTip::showText(QCursor::pos(), bars_[size_t(index)].message, view_);
-        else
-            QToolTip::hideText();
-    });
-
-    auto* ax = new QBarCategoryAxis;
-    ax->append(categories);
-    ax->setTitleText(sliceTitle_);
-    chart_->addAxis(ax, Qt::AlignBottom);
-    QAbstractAxis* ay = addValueAxis(chart_, Qt::AlignLeft, false, lo, hi, valueTitle_);
-    attach(series, ax, ay);
-
-    // Whiskers: a vertical segment with caps per bar; one legend entry for all of them.
-    bool named = false;
     for (size_t i = 0; i < bars_.size(); ++i) {
-        const SliceBar& b = bars_[i];
-        if (!b.lo || !b.hi)
+        QLineSeries* w = whiskers_[i];
+        if (!w)
             continue;
+        const SliceBar& b = bars_[i];
         const double x = double(i), c = 0.12;
-        auto* w = new QLineSeries;
-        w->append({{x - c, *b.hi}, {x + c, *b.hi}, {x, *b.hi}, {x, *b.lo}, {x - c, *b.lo}, {x + c, *b.lo}});
-        QPen pen(Qt::black);
-        pen.setWidthF(1.5);
-        w->setPen(pen);
+        w->replace(QList<QPointF>{{x - c, *b.hi}, {x + c, *b.hi}, {x, *b.hi}, {x, *b.lo}, {x - c, *b.lo}, {x + c, *b.lo}});
         const QString conf = b.confidence ? tr(" (%1 %)").arg(numberText(100 * *b.confidence)) : QString();
         w->setName((b.lo == b.value ? tr("upper confidence bound") : tr("confidence interval")) + conf);
-        chart_->addSeries(w);
-        attach(w, ax, ay);
-        if (named)
-            chart_->legend()->markers(w).value(0)->setVisible(false);
-        named = true;
     }
-    for (const auto& [which, v] : thresholds_) {
-        auto* t = new QLineSeries;
-        t->append(-0.5, v);
-        t->append(double(bars_.size()) - 0.5, v);
-        t->setPen(thresholdPen(true));
-        t->setName(tr("%1 = %2").arg(which, numberText(v)));
-        chart_->addSeries(t);
-        attach(t, ax, ay);
+    for (size_t i = 0; i < thresholds_.size(); ++i) {
+        const auto& [which, v] = thresholds_[i];
+        lines_[i]->replace(QList<QPointF>{{-0.5, v}, {double(bars_.size()) - 0.5, v}});
+        lines_[i]->setName(tr("%1 = %2").arg(which, numberText(v)));
     }
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <QString>
+#include <QStringList>
 #include <QWidget>
 
 #include <optional>
@@ -16,8 +17,12 @@
 #include "core/evaluator.h"
 
 QT_BEGIN_NAMESPACE
+class QBarSet;
 class QChart;
 class QChartView;
+class QLineSeries;
+class QStackedBarSeries;
+class QValueAxis;
 QT_END_NAMESPACE
 
 namespace kcx::ui {
@@ -56,7 +61,18 @@ public:
                                         QString* key = nullptr);
 
 private:
-    void rebuild();
+    // What the chart's objects depend on; when a new result keeps it (a threshold edit
+    // does), the chart is updated in place instead of rebuilt.
+    struct Shape {
+        QString clause, sliceTitle, valueTitle;
+        QStringList categories;
+        std::vector<bool> whiskers;
+        QStringList thresholds;
+        bool operator==(const Shape&) const = default;
+    };
+    Shape shape() const;
+    void rebuild();   // new objects, then refresh()
+    void refresh();   // values, colours, lines and range into the existing objects
 
     QChart* chart_;
     QChartView* view_;
@@ -64,6 +80,11 @@ private:
     std::vector<SliceBar> bars_;
     std::vector<std::pair<QString, double>> thresholds_;   // "max"/"min" -> value
     QString valueTitle_, sliceTitle_;
+    std::optional<Shape> built_;
+    QStackedBarSeries* series_ = nullptr;
+    std::vector<QBarSet*> sets_;   // one per Status, in enum order
+    std::vector<QLineSeries*> whiskers_, lines_;
+    QValueAxis* valueAxis_ = nullptr;
 };
 
 }  // namespace kcx::ui

@@ -1,5 +1,7 @@
 #include "ui/status_style.h"
 
+#include <array>
+
 #include <QPainter>
 #include <QPixmap>
 
@@ -25,7 +27,9 @@ int statusRank(Status s) {
     return 0;
 }
 
-QIcon statusIcon(Status s) {
+namespace {
+
+QIcon drawStatusIcon(Status s) {
     // Colour and shape both carry the status (readable without colour vision).
     QIcon icon;
     for (int size : {16, 32}) {
@@ -50,6 +54,15 @@ QIcon statusIcon(Status s) {
         icon.addPixmap(pm);
     }
     return icon;
+}
+
+}  // namespace
+
+QIcon statusIcon(Status s) {
+    // Drawn once per status (the results table asks for them on every repaint).
+    static const std::array<QIcon, 4> icons{drawStatusIcon(Status::Pass), drawStatusIcon(Status::Fail),
+                                            drawStatusIcon(Status::Inconclusive), drawStatusIcon(Status::Error)};
+    return icons[size_t(s)];
 }
 
 QColor actionColour(Action a) {
