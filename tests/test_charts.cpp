@@ -12,6 +12,7 @@
 #include <QtCharts/QLegend>
 #include <QtCharts/QChart>
 #include <QtCharts/QChartView>
+#include <QtCharts/QValueAxis>
 #include <QtCharts/QXYSeries>
 
 #include <algorithm>
@@ -257,6 +258,30 @@ private slots:
             QVERIFY(qAlpha(img.pixel(at)) > 0);
             QCOMPARE(qAlpha(img.pixel(img.width() - 1 - at.x() / 2, img.height() - 1)), 0);
         }
+    }
+
+    // Our nice numbers are Qt Charts' own: compared with QValueAxis::applyNiceNumbers().
+    void niceRangeMatchesQtCharts() {
+        const std::vector<std::pair<double, double>> ranges{{0, 1},        {0, 0.0123}, {-3.2, 17.9}, {0.5, 0.51},
+                                                            {1e-7, 3e-5},  {0, 1e6},    {-1, -0.2},   {0, 0.1 * 1.08},
+                                                            {0.02, 0.57}};
+        for (const auto& [lo, hi] : ranges) {
+            QValueAxis axis;
+            axis.setTickCount(6);
+            axis.setRange(lo, hi);
+            axis.applyNiceNumbers();
+            const NiceRange r = niceRange(lo, hi, 6);
+            QVERIFY2(qFuzzyCompare(1 + r.lo, 1 + axis.min()) && qFuzzyCompare(1 + r.hi, 1 + axis.max()) &&
+                         r.ticks == axis.tickCount(),
+                     qPrintable(QStringLiteral("[%1, %2]: ours [%3, %4] %5 ticks, Qt [%6, %7] %8 ticks")
+                                    .arg(lo).arg(hi).arg(r.lo).arg(r.hi).arg(r.ticks)
+                                    .arg(axis.min()).arg(axis.max()).arg(axis.tickCount())));
+        }
+        // By hand: [0, 0.0123] spans 0.02 (ceiling), step 0.005 (0.02/5 = 0.004 -> 5e-3).
+        const NiceRange h = niceRange(0, 0.0123, 6);
+        QCOMPARE(h.lo, 0.0);
+        QVERIFY(qFuzzyCompare(h.hi, 0.015));
+        QCOMPARE(h.ticks, 4);
     }
 
     // ---- per-position means --------------------------------------------------------------

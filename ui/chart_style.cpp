@@ -48,18 +48,40 @@ QAbstractAxis* addValueAxis(QChart* chart, Qt::Alignment alignment, bool log, do
     return axis;
 }
 
+NiceRange niceRange(double lo, double hi, int ticks) {
+    // Qt Charts' loose nice numbers (QValueAxis::applyNiceNumbers), computed here so an
+    // axis is touched once, and not at all when its range stays.
+    auto nice = [](double x, bool ceiling) {
+        const double z = std::pow(10.0, std::floor(std::log10(x)));
+        const double q = x / z;
+        if (ceiling)
+            return (q <= 1.0 ? 1.0 : q <= 2.0 ? 2.0 : q <= 5.0 ? 5.0 : 10.0) * z;
+        return (q < 1.5 ? 1.0 : q < 3.0 ? 2.0 : q < 7.0 ? 5.0 : 10.0) * z;
+    };
+    if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi) || ticks < 2)
+        return {lo, hi, ticks};
+    const double range = nice(hi - lo, true);
+    const double step = nice(range / (ticks - 1), false);
+    const double a = std::floor(lo / step), b = std::ceil(hi / step);
+    return {a * step, b * step, int(b - a) + 1};
+}
+
 void setValueRange(QAbstractAxis* axis, double lo, double hi, bool nice) {
     if (auto* a = qobject_cast<QLogValueAxis*>(axis)) {
-        a->setRange(lo, hi);
+        if (a->min() != lo || a->max() != hi)
+            a->setRange(lo, hi);
     } else if (auto* v = qobject_cast<QValueAxis*>(axis)) {
-        v->setTickCount(6);   // applyNiceNumbers() changes it
-        v->setRange(lo, hi);
+        NiceRange r{lo, hi, 6};
         if (nice) {
-            v->applyNiceNumbers();
+            r = niceRange(lo, hi, 6);
             // Nice numbers must not push a non-negative range below 0 (a tick at "-1.4e-17").
-            if (lo >= 0 && v->min() < 0)
-                v->setMin(0);
+            if (lo >= 0 && r.lo < 0)
+                r.lo = 0;
         }
+        if (v->min() != r.lo || v->max() != r.hi)
+            v->setRange(r.lo, r.hi);
+        if (v->tickCount() != r.ticks)
+            v->setTickCount(r.ticks);
     }
 }
 

@@ -23,7 +23,15 @@ void clearChart(QChart* chart);
 // linear axis with `nice` widens its range to round tick values (see axisRange()).
 QAbstractAxis* addValueAxis(QChart* chart, Qt::Alignment alignment, bool log, double lo, double hi,
                             const QString& title, bool nice = true);
-// Sets the range of an axis made by addValueAxis(), as it would have been made.
+// [lo, hi] widened to round tick values, with the number of ticks: Qt Charts' "loose nice
+// numbers" for about `ticks` ticks.
+struct NiceRange {
+    double lo, hi;
+    int ticks;
+};
+NiceRange niceRange(double lo, double hi, int ticks);
+// Sets the range of an axis made by addValueAxis(), as it would have been made; an axis
+// whose range stays is not touched (every change re-lays out its labels).
 void setValueRange(QAbstractAxis* axis, double lo, double hi, bool nice = true);
 // The range an axis shows.
 std::pair<double, double> axisRange(const QAbstractAxis* axis);

@@ -27,11 +27,29 @@ void ResultsModel::setEvaluation(std::shared_ptr<const Evaluation> evaluation) {
                 evaluation->results[i].slice != evaluation_->results[i].slice)
                 sameShape = false;
     if (sameShape) {
+        // Only the rows whose text changed are announced: the view repaints (and lays
+        // out the text of) those rows alone, not the whole table on every edit.
+        auto rowText = [this](const Result& r) {
+            QStringList t;
+            for (int c = 0; c < kColumns; ++c)
+                t << resultData(r, c, Qt::DisplayRole).toString() << resultData(r, c, Qt::ToolTipRole).toString();
+            t << QString::number(int(r.status));
+            return t;
+        };
+        const auto old = std::move(evaluation_);
         evaluation_ = std::move(evaluation);
         for (int f = 0; f < kFamilies; ++f) {
-            emit dataChanged(index(f, 0), index(f, kColumns - 1));
-            if (!groups_[size_t(f)].empty())
-                emit dataChanged(index(0, 0, index(f, 0)), index(int(groups_[size_t(f)].size()) - 1, kColumns - 1, index(f, 0)));
+            const auto& g = groups_[size_t(f)];
+            bool any = false;
+            for (size_t row = 0; row < g.size(); ++row) {
+                const size_t i = size_t(g[row]);
+                if (rowText(old->results[i]) == rowText(evaluation_->results[i]))
+                    continue;
+                any = true;
+                emit dataChanged(index(int(row), 0, index(f, 0)), index(int(row), kColumns - 1, index(f, 0)));
+            }
+            if (any)   // the family row counts statuses
+                emit dataChanged(index(f, 0), index(f, kColumns - 1));
         }
         return;
     }
