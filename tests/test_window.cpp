@@ -1,19 +1,25 @@
 // The main window end to end, offscreen: it opens the demo and settles, shows what the
 // headless core computes, takes a typed threshold as one undo step, saves only the edited
-// number, and reloads a contract changed on disk.
+// number, takes a mouse drag on the histogram as one undo step that Ctrl+Z reverts, and
+// reloads a contract changed on disk.
 #include <QDoubleSpinBox>
 #include <QFile>
 #include <QSignalSpy>
+#include <QTabWidget>
+#include <QtCharts/QChartView>
 #include <QTemporaryDir>
 #include <QTreeView>
 #include <QUndoStack>
 #include <QtTest/QTest>
 
 #include "core/evaluator.h"
+#include "ui/charts_panel.h"
 #include "ui/contract_panel.h"
+#include "ui/histogram_chart.h"
 #include "ui/main_window.h"
 #include "ui/results_model.h"
 #include "ui/session.h"
+#include "ui/verdict_banner.h"
 
 using namespace kcx;
 using namespace kcx::ui;
@@ -105,7 +111,7 @@ private slots:
         QCOMPARE(*w.session()->threshold("N1", "max"), typed.toDouble());
         QTRY_VERIFY_WITH_TIMEOUT(!w.session()->evaluating() && w.session()->latest().contract->find("N1")->max->value == typed.toDouble(), 60000);
         QCOMPARE(find(*w.session()->latest().evaluation, "N1", "fp8")->status, Status::Pass);
-        QVERIFY(w.windowTitle().contains('*'));
+        QVERIFY(w.isWindowModified());   // the title shows "*" through its [*] placeholder
 
         w.undoStack()->undo();
         QCOMPARE(*w.session()->threshold("N1", "max"), before);
@@ -117,6 +123,7 @@ private slots:
         w.undoStack()->redo();
         QCOMPARE(w.session()->saveContract(), QString());
         w.undoStack()->setClean();
+        QVERIFY(!w.isWindowModified());
         QFile saved(path);
         QVERIFY(saved.open(QIODevice::ReadOnly));
         const QByteArray after = saved.readAll();
@@ -125,6 +132,88 @@ private slots:
         QCOMPARE(after.size() - original.size(), typed.size() - QString::number(before).size());
         const Contract reread = parseContract(after.toStdString(), "demo.yaml");
         QCOMPARE(reread.find("N1")->max->value, typed.toDouble());
+    }
+
+    // The GUI test: open the demo, drag N1's threshold on the histogram past the
+    // fp8 slice's observed p99.9 with the mouse, see the clause and the verdict banner
+    // change, and see Ctrl+Z restore them, the drag being one undo step.
+    void dragThresholdPastObservedAndUndo() {
+        const QString path = dir_.path() + "/drag.yaml";
+        QFile out(path);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(demoContract());
+        out.close();
+
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.openDemo();
+        QVERIFY(w.openContract(path));
+        QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 120000);
+        const Result* n1 = find(*w.session()->latest().evaluation, "N1", "fp8");
+        QVERIFY(n1 && n1->status == Status::Fail && n1->observed);
+        const double observed = *n1->observed, before = *w.session()->threshold("N1", "max");
+        QVERIFY(before < observed);
+        // What the window shows before: N1/fp8 failing in the table, the banner's counts.
+        const ResultsModel* model = w.contractPanel()->model();
+        auto tableStatus = [&] {
+            for (int f = 0; f < model->rowCount(); ++f)
+                for (int r = 0; r < model->rowCount(model->index(f, 0)); ++r) {
+                    const QModelIndex i = model->index(r, 0, model->index(f, 0));
+                    if (i.data(ResultsModel::ClauseIdRole).toString() == "N1" &&
+                        model->index(r, ResultsModel::SliceCol, model->index(f, 0)).data().toString().contains("fp8"))
+                        return Status(i.data(ResultsModel::StatusRole).toInt());
+                }
+            return Status::Error;
+        };
+        QCOMPARE(tableStatus(), Status::Fail);
+        auto* banner = w.findChild<VerdictBanner*>();
+        QVERIFY(banner);
+        const QString countsBefore = banner->countsText();
+
+        // Select N1; its threshold line appears on the histogram of abs_log_ratio.
+        w.contractPanel()->selectClause(QStringLiteral("N1"));
+        auto* charts = w.findChild<ChartsPanel*>();
+        QVERIFY(charts);
+        QCOMPARE(charts->clause(), QString("N1"));
+        if (auto* tabs = qobject_cast<QTabWidget*>(charts->parentWidget()->parentWidget()))
+            tabs->setCurrentWidget(charts);
+        HistogramChart* h = charts->histogramChart();
+        QTRY_VERIFY_WITH_TIMEOUT(h->histogram() != nullptr && h->thresholds().size() == 1, 60000);
+        QTest::qWait(100);   // the chart lays out its plot area
+        QWidget* viewport = h->chartView()->viewport();
+        QVERIFY(viewport->isVisible());
+
+        // Press on the line at `before`, move in steps, release 12 px right of `observed`.
+        const QPoint start = h->positionOf(before), pastObserved = h->positionOf(observed) + QPoint(12, 0);
+        QVERIFY(viewport->rect().contains(start) && viewport->rect().contains(pastObserved));
+        QVERIFY(pastObserved.x() > start.x());
+        QTest::mousePress(viewport, Qt::LeftButton, Qt::NoModifier, start + QPoint(2, 0));
+        for (int k = 1; k <= 4; ++k)
+            QTest::mouseMove(viewport, start + (pastObserved - start) * k / 5);
+        QTest::mouseRelease(viewport, Qt::LeftButton, Qt::NoModifier, pastObserved);
+
+        const double dropped = *w.session()->threshold("N1", "max");
+        QVERIFY2(dropped > observed, qPrintable(QStringLiteral("dropped at %1, observed %2").arg(dropped).arg(observed)));
+        QCOMPARE(w.undoStack()->count(), 1);   // five moves, one step
+        QTRY_VERIFY_WITH_TIMEOUT(!w.session()->evaluating() &&
+                                     w.session()->latest().contract->find("N1")->max->value == dropped, 60000);
+        QCOMPARE(find(*w.session()->latest().evaluation, "N1", "fp8")->status, Status::Pass);
+        QTRY_COMPARE(tableStatus(), Status::Pass);
+        QTRY_VERIFY(banner->countsText() != countsBefore);
+
+        // Ctrl+Z, as a user would: the threshold, the clause, the table, the banner and
+        // the histogram's line all come back.
+        w.activateWindow();
+        QTest::keyClick(&w, Qt::Key_Z, Qt::ControlModifier);
+        QCOMPARE(*w.session()->threshold("N1", "max"), before);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.session()->evaluating() &&
+                                     w.session()->latest().contract->find("N1")->max->value == before, 60000);
+        QCOMPARE(find(*w.session()->latest().evaluation, "N1", "fp8")->status, Status::Fail);
+        QTRY_COMPARE(tableStatus(), Status::Fail);
+        QTRY_COMPARE(banner->countsText(), countsBefore);
+        QCOMPARE(h->thresholds().at(0).value, before);
     }
 
     // A run without a header (SPEC 1.3 makes it optional) opens and settles; the status

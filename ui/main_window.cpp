@@ -180,7 +180,8 @@ void MainWindow::updateTitle() {
     const QString contract = session_->contractPath().isEmpty()
                                  ? (session_->contract() ? tr("demo contract") : tr("no contract"))
                                  : QFileInfo(session_->contractPath()).fileName();
-    setWindowTitle(tr("%1%2 — %3 — KCX").arg(contract, undo_->isClean() ? QString() : QStringLiteral("*"), run));
+    // "[*]" is where Qt shows the unsaved-changes mark ("*") while the window is modified.
+    setWindowTitle(tr("%1[*] — %2 — KCX").arg(contract, run));
     setWindowModified(!undo_->isClean());
 }
 
