@@ -3,6 +3,8 @@
 // (1) the longest stall of the GUI event loop while the run loads and the contract is
 //     evaluated (a 2 ms timer probe records the largest gap between its ticks);
 // (2) from a threshold edit to repainted verdicts and heatmap, median over N edits.
+// KCX_TRACE=ms also prints every GUI-thread event and named slot slower than ms (wall
+// and processor time, and the receiver's parents), and each chart's scene after the edits.
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QFile>
