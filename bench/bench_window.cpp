@@ -54,7 +54,7 @@ void writeRun(const std::string& path) {
     for (size_t s = 0; s <= n; ++s)
         off[s] = int64_t(s * len);
     for (size_t s = 0; s < n; ++s)
-        run.ids.push_back("s" + std::to_string(s));
+        run.ids.push_back(std::string("s").append(std::to_string(s)));   // "s" + ...: a GCC 12 -Wrestrict false positive
     run.offsets = Array<int64_t>(std::move(off));
     run.tokens = Array<int32_t>(std::vector<int32_t>(m, 7));
     run.lpTrain = Column(Array<float>(std::move(a)));
