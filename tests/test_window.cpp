@@ -53,7 +53,7 @@ private slots:
         w.resize(1400, 900);
         w.show();
         w.openDemo();
-        QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 120000);
+        QTRY_VERIFY2_WITH_TIMEOUT(w.settled(), qPrintable(w.settleState()), 120000);
         const auto& snap = w.session()->latest();
         QVERIFY(snap.evaluation);
         // `kcx check` and the window call the same code: a fresh one-shot evaluation of the
@@ -88,7 +88,7 @@ private slots:
         w.show();
         w.openDemo();
         QVERIFY(w.openContract(path));
-        QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 120000);
+        QTRY_VERIFY2_WITH_TIMEOUT(w.settled(), qPrintable(w.settleState()), 120000);
         const Result* n1 = find(*w.session()->latest().evaluation, "N1", "fp8");
         QVERIFY(n1 && n1->status == Status::Fail && n1->observed);
         const double observed = *n1->observed;
@@ -150,7 +150,7 @@ private slots:
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         w.openDemo();
         QVERIFY(w.openContract(path));
-        QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 120000);
+        QTRY_VERIFY2_WITH_TIMEOUT(w.settled(), qPrintable(w.settleState()), 120000);
         const Result* n1 = find(*w.session()->latest().evaluation, "N1", "fp8");
         QVERIFY(n1 && n1->status == Status::Fail && n1->observed);
         const double observed = *n1->observed, before = *w.session()->threshold("N1", "max");
@@ -230,7 +230,7 @@ private slots:
         QSignalSpy loaded(w.session(), &Session::runLoaded);
         w.openRun(path);
         QTRY_COMPARE_WITH_TIMEOUT(loaded.size(), 1, 20000);
-        QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 20000);
+        QTRY_VERIFY2_WITH_TIMEOUT(w.settled(), qPrintable(w.settleState()), 20000);
         QCOMPARE(w.session()->run()->tokenCount(), size_t(2));
     }
 
@@ -245,7 +245,7 @@ private slots:
         w.show();
         w.openDemo();
         QVERIFY(w.openContract(path));
-        QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 120000);
+        QTRY_VERIFY2_WITH_TIMEOUT(w.settled(), qPrintable(w.settleState()), 120000);
         QSignalSpy changed(w.session(), &Session::contractChanged);
         QByteArray text = demoContract();
         text.replace("name: kcx-demo", "name: kcx-demo-edited");

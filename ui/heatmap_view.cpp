@@ -207,6 +207,13 @@ void HeatmapView::rebuildIndex() {
     });
 }
 
+QString HeatmapView::stateText() const {
+    const QRect plot = plotRect();
+    return QStringLiteral("index=%1 values=%2 image=%3 plot=%4x%5 visible=%6 pending=%7")
+        .arg(bool(index_)).arg(bool(values_)).arg(!image_.isNull()).arg(plot.width()).arg(plot.height())
+        .arg(isVisible()).arg(renderPending_);
+}
+
 void HeatmapView::requestRender(bool invalidatesRunning) {
     if (invalidatesRunning)
         ++*renderGen_;

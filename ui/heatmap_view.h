@@ -56,6 +56,10 @@ public:
     std::pair<double, double> colourRangeShown() const { return {shownLo_, shownHi_}; }
     QRect plotRect() const;
     bool isBusy() const { return indexRunning_ || renderRunning_; }
+    // An image of the current index and view is on screen, and nothing is on its way.
+    bool isDrawn() const { return index_ && !isBusy() && !renderPending_ && !image_.isNull(); }
+    const std::shared_ptr<const Run>& run() const { return run_; }
+    QString stateText() const;   // for diagnostics: what the view has and waits for
     // The grid cell under a widget point, in the image on screen.
     std::optional<std::pair<size_t, size_t>> cellAt(QPoint p) const;
     QString toolTipAt(QPoint p) const;

@@ -37,7 +37,6 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), session_(new Sess
 
     connect(session_, &Session::evaluated, this, &MainWindow::showEvaluation);
     connect(session_, &Session::runLoaded, this, [this] {
-        heatmapDrawn_ = false;
         updateStatus();
         updateTitle();
     });
@@ -70,7 +69,6 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), session_(new Sess
     connect(watcher_, &QFileSystemWatcher::fileChanged, this, &MainWindow::contractFileChanged);
     connect(undo_, &QUndoStack::cleanChanged, this, &MainWindow::updateTitle);
     connect(heatmap_->view(), &HeatmapView::rendered, this, [this] {
-        heatmapDrawn_ = true;
         emit settledChanged();
     });
 
@@ -220,13 +218,15 @@ bool MainWindow::settled() const {
         return false;
     if (session_->contract() && (session_->evaluating() || !evaluatedOnce_))
         return false;
-    return heatmapDrawn_ && !heatmap_->view()->isBusy();
+    // State, not events: the view shows this run's data and has nothing on its way.
+    const HeatmapView* view = heatmap_->view();
+    return view->run() == session_->run() && view->isDrawn();
 }
 
 QString MainWindow::settleState() const {
-    return QStringLiteral("loading=%1 run=%2 contract=%3 evaluating=%4 evaluated=%5 heatmapDrawn=%6 heatmapBusy=%7")
+    return QStringLiteral("loading=%1 run=%2 contract=%3 evaluating=%4 evaluated=%5 heatmapOfThisRun=%6 heatmapBusy=%7")
         .arg(session_->loading()).arg(bool(session_->run())).arg(bool(session_->contract()))
-        .arg(session_->evaluating()).arg(evaluatedOnce_).arg(heatmapDrawn_).arg(heatmap_->view()->isBusy());
+        .arg(session_->evaluating()).arg(evaluatedOnce_).arg(heatmap_->view()->run() == session_->run()).arg(heatmap_->view()->isBusy()) + QLatin1Char(' ') + heatmap_->view()->stateText();
 }
 
 void MainWindow::openDemo() {

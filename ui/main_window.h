@@ -84,7 +84,6 @@ private:
     QStringList recent_;   // newest first; read once, written in the background
     QFileSystemWatcher* watcher_ = nullptr;
     std::string demoContract_;
-    bool heatmapDrawn_ = false;
     bool evaluatedOnce_ = false;
     bool ignoreNextChange_ = false;
 };
