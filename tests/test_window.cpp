@@ -94,11 +94,15 @@ private slots:
         const double observed = *n1->observed;
 
         w.contractPanel()->selectClause(QStringLiteral("N1"));
-        QDoubleSpinBox* spin = nullptr;
-        for (auto* s : w.findChildren<QDoubleSpinBox*>())
-            if (s->accessibleName() == QLatin1String("max") && s->isVisible())
-                spin = s;
-        QVERIFY(spin);
+        // The editor is shown once the layout has run; wait for it rather than race it.
+        const auto findSpin = [&w]() -> QDoubleSpinBox* {
+            for (auto* s : w.findChildren<QDoubleSpinBox*>())
+                if (s->accessibleName() == QLatin1String("max") && s->isVisible())
+                    return s;
+            return nullptr;
+        };
+        QTRY_VERIFY(findSpin() != nullptr);
+        QDoubleSpinBox* spin = findSpin();
         const double before = spin->value();
         QVERIFY(before < observed);
         spin->setFocus();
