@@ -10,6 +10,7 @@
 #include "core/evaluator.h"
 #include "core/sha256.h"
 #include "core/signoff.h"
+#include "core/signoff_verify.h"
 
 namespace kcx::app {
 
@@ -175,48 +176,38 @@ int runVerify(const QStringList& args) {
         std::fprintf(stderr, "kcx: %s\n", e.what());
         return 2;
     }
-    std::printf("%s: %s %s at %s (verdict %s, action at %s: %s), kcx %s, key %s\n", recordPath.c_str(),
-                r.reviewer.c_str(), r.decision == "approve" ? "approved" : "rejected", r.time.c_str(), r.verdict.c_str(), r.stage.c_str(),
-                r.action.c_str(), r.kcxVersion.c_str(), r.keyFingerprint.c_str());
-    std::vector<std::string> differs;
-    auto report = [&](bool ok, const char* what, const std::string& okText, const std::string& badText) {
-        std::printf("%-8s %s: %s\n", ok ? "ok" : "DIFFERS", what, ok ? okText.c_str() : badText.c_str());
-        if (!ok)
-            differs.push_back(what);
-    };
-    report(signatureValid(r), "record", "the signature is valid over every field",
-           "the signature is not valid over the record's fields (the record was changed after signing)");
+    std::printf("%s: %s, kcx %s, key %s\n", recordPath.c_str(), describeSignoff(r).c_str(), r.kcxVersion.c_str(),
+                r.keyFingerprint.c_str());
+    SignoffNow now;
     if (p.isSet(pubOpt)) {
-        const std::string q = qPrintable(p.value(pubOpt));
-        report(pub == r.publicKey, "key", q + " is the key that signed (fingerprint " + r.keyFingerprint + ")",
-               q + " (fingerprint " + keyFingerprint(pub) + ") is not the key in the record (fingerprint " +
-                   r.keyFingerprint + ")");
+        now.publicKeyHex = pub;
+        now.publicKeyName = qPrintable(p.value(pubOpt));
     }
-    auto fileCheck = [&](const QCommandLineOption& o, const std::string& now, const std::string& signedHash,
-                         const char* what) {
-        if (!p.isSet(o))
-            return;
-        const std::string f = qPrintable(p.value(o));
-        report(now == signedHash, what, f + " is the file that was signed",
-               f + " has changed since it was signed (sha256 " + now + ", signed " + signedHash + ")");
-    };
-    fileCheck(contractOpt, contractHash, r.contractSha256, "contract");
-    fileCheck(runOpt, runHash, r.runSha256, "run");
+    if (p.isSet(contractOpt)) {
+        now.contractSha256 = contractHash;
+        now.contractName = qPrintable(p.value(contractOpt));
+    }
+    if (p.isSet(runOpt)) {
+        now.runSha256 = runHash;
+        now.runName = qPrintable(p.value(runOpt));
+    }
     if (p.isSet(contractOpt) && p.isSet(runOpt)) {
         try {
             const auto ev = evaluateFiles(p.value(contractOpt), p.value(runOpt), r.stage);
             if (!ev)
                 return 2;
-            const std::string h = resultsSha256(*ev), v = statusName(ev->verdict);
-            report(h == r.resultsSha256, "results", "evaluating now gives the signed results",
-                   "evaluating now gives different results (verdict " + v + ", signed " + r.verdict + "; sha256 " +
-                       h + ", signed " + r.resultsSha256 + ")");
+            now.resultsSha256 = resultsSha256(*ev);
+            now.verdict = statusName(ev->verdict);
         } catch (const std::invalid_argument& e) {
-            report(false, "results", "", std::string("cannot evaluate at the signed stage: ") + e.what());
+            now.resultsError = e.what();
         }
-    } else if (p.isSet(contractOpt) || p.isSet(runOpt)) {
-        std::printf("%-8s results: not re-evaluated (needs both --contract and --run)\n", "-");
     }
+    const SignoffVerification v = verifySignoff(r, now);
+    for (const auto& c : v.checks)
+        std::printf("%-8s %s: %s\n", c.ok ? "ok" : "DIFFERS", c.what.c_str(), c.text.c_str());
+    if ((p.isSet(contractOpt) || p.isSet(runOpt)) && !(p.isSet(contractOpt) && p.isSet(runOpt)))
+        std::printf("%-8s results: not re-evaluated (needs both --contract and --run)\n", "-");
+    const std::vector<std::string> differs = v.differing();
     if (differs.empty()) {
         std::printf("verified\n");
         return 0;
