@@ -10,7 +10,7 @@
 #include "core/evaluator.h"
 #include "core/sha256.h"
 #include "core/signoff.h"
-#include "core/signoff_verify.h"
+#include "core/signoff_files.h"
 
 namespace kcx::app {
 
@@ -117,17 +117,12 @@ int runSign(const QStringList& args) {
         }
         if (!ev)
             return 2;
-        r.contractSha256 = sha256File(p.value(contractOpt).toStdString());
-        r.runSha256 = sha256File(p.value(runOpt).toStdString());
-        r.resultsSha256 = resultsSha256(*ev);
-        r.verdict = statusName(ev->verdict);
-        r.stage = ev->stage;
-        r.action = actionName(ev->action);
-        r.reviewer = p.value(reviewerOpt).toStdString();
-        r.decision = decision.toStdString();
-        r.comment = p.value(commentOpt).toStdString();
-        r.time = utcNow();
-        r.kcxVersion = KCX_VERSION;
+        SignoffRequest request;
+        request.reviewer = p.value(reviewerOpt).toStdString();
+        request.decision = decision.toStdString();
+        request.comment = p.value(commentOpt).toStdString();
+        r = makeSignoff(*ev, sha256File(p.value(contractOpt).toStdString()), sha256File(p.value(runOpt).toStdString()),
+                        request);
         signRecord(r, key);
         if (!writeOutput(p.value(outOpt), signoffJson(r).dump(2) + "\n"))
             return 2;

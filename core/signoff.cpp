@@ -2,6 +2,7 @@
 #include "core/signoff.h"
 
 #include <ctime>
+#include <cstdio>
 #include <fstream>
 #include <iomanip>
 #include <regex>
@@ -152,11 +153,15 @@ SignoffRecord readSignoff(const std::string& path) {
 }
 
 void writeSignoff(const SignoffRecord& r, const std::string& path) {
-    std::ofstream out(path, std::ios::binary);
+    // Written beside and renamed over, so a reader never sees half a record.
+    const std::string tmp = path + ".tmp";
+    std::ofstream out(tmp, std::ios::binary);
     out << signoffJson(r).dump(2) << "\n";
     out.close();
-    if (!out)
+    if (!out || std::rename(tmp.c_str(), path.c_str()) != 0) {
+        std::remove(tmp.c_str());
         throw SignoffError(path + ": cannot write");
+    }
 }
 
 std::string signedBytes(const SignoffRecord& r) {

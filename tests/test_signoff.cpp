@@ -2,6 +2,8 @@
 // that every bound field, the key and the signature are checked.
 #include <QtTest/QTest>
 #include <QTemporaryDir>
+#include <QDir>
+#include <QFile>
 
 #include <sys/stat.h>
 
@@ -10,7 +12,11 @@
 #include <functional>
 #include <limits>
 
+#include "core/demo.h"
+#include "core/loader.h"
+#include "core/sha256.h"
 #include "core/signoff.h"
+#include "core/signoff_files.h"
 
 using namespace kcx;
 using nlohmann::json;
@@ -178,6 +184,70 @@ private slots:
         QCOMPARE(canonicalJson(signoffJson(back)), canonicalJson(signoffJson(r)));
         QVERIFY(signedBytes(r).rfind("kcx-signoff-v1\n{\"action\":", 0) == 0);
         QVERIFY(signedBytes(r).find("signature") == std::string::npos);
+    }
+
+    // Sign against real files and check against them: the window and `kcx verify` use this.
+    // Each change names exactly what it touched.
+    void filesSignAndVerify() {
+        const std::string dir = path("files");
+        const std::string runPath = writeDemo(dir);
+        const std::string contractPath = dir + "/demo.yaml";
+        QFile demoContract(QStringLiteral(KCX_SOURCE_DIR "/resources/contracts/demo.yaml"));
+        QVERIFY(demoContract.open(QIODevice::ReadOnly));
+        const std::string contractText = demoContract.readAll().toStdString();
+        spit(contractPath, contractText);
+        auto run = std::make_shared<const Run>(loadRun(runPath));
+
+        SignoffRequest req{contractPath, runPath, "Ada", "approve", "ok", ""};
+        const SignoffRecord r = signFiles(req, run, readSecretKey(key_));
+        QVERIFY(signatureValid(r));
+        QCOMPARE(r.stage, std::string("offline_ci"));       // the contract's first stage
+        QCOMPARE(r.verdict, std::string("fail"));            // docs/demo.md
+        QCOMPARE(r.contractSha256, sha256Hex(contractText));
+        auto v = verifySignoffFiles(r, contractPath, runPath, run);
+        QVERIFY2(v.verified(), v.differingText().c_str());
+        QCOMPARE(v.checks.size(), size_t(4));   // record, contract, run, results
+
+        // A threshold edited in the contract: the file and the results both differ.
+        std::string edited = contractText;
+        const auto at = edited.find("max: ");
+        QVERIFY(at != std::string::npos);
+        edited.insert(at + 5, "1");   // "max: 0.3" -> "max: 10.3"
+        spit(contractPath, edited);
+        v = verifySignoffFiles(r, contractPath, runPath, run);
+        QCOMPARE(v.differingText(), std::string("contract, results"));
+        // A comment only: the file differs, the results do not.
+        spit(contractPath, contractText + "# reviewed\n");
+        v = verifySignoffFiles(r, contractPath, runPath, run);
+        QCOMPARE(v.differingText(), std::string("contract"));
+        spit(contractPath, contractText);
+        // One more byte in the run file.
+        spit(runPath, slurp(runPath) + "\n");
+        v = verifySignoffFiles(r, contractPath, runPath, std::make_shared<const Run>(loadRun(runPath)));
+        QCOMPARE(v.differingText(), std::string("run"));
+        // A record naming a stage the contract lacks (its signature broken by the edit):
+        // the results cannot be evaluated there, and say why.
+        SignoffRecord other = r;
+        other.stage = "nowhere";
+        v = verifySignoffFiles(other, contractPath, runPath, run);
+        QCOMPARE(v.differingText(), std::string("record, run, results"));
+        QVERIFY(v.checks.back().text.find("nowhere") != std::string::npos);
+    }
+
+    void recordsBesideTheContract() {
+        const std::string dir = path("beside");
+        QVERIFY(QDir().mkpath(QString::fromStdString(dir)));
+        const std::string c = dir + "/gate.yaml";
+        spit(c, "x");
+        QCOMPARE(newSignoffPath(c, "Ada L."), dir + "/gate.signoff.json");
+        spit(dir + "/gate.signoff.json", "{}");
+        QCOMPARE(newSignoffPath(c, "Ada L."), dir + "/gate.Ada_L_.signoff.json");
+        spit(dir + "/gate.Ada_L_.signoff.json", "{}");
+        QCOMPARE(newSignoffPath(c, "Ada L."), dir + "/gate.Ada_L_.2.signoff.json");
+        spit(dir + "/gatekeeper.signoff.json", "{}");   // another contract's
+        spit(dir + "/gate.signoff.json.tmp", "{}");
+        const std::vector<std::string> want{dir + "/gate.Ada_L_.signoff.json", dir + "/gate.signoff.json"};
+        QCOMPARE(signoffsBeside(c), want);
     }
 
     void tampered_data() {
