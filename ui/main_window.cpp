@@ -24,6 +24,7 @@
 #include "ui/panels.h"
 #include "ui/background.h"
 #include "ui/session.h"
+#include "ui/signoff_panel.h"
 
 namespace kcx::ui {
 
@@ -106,6 +107,9 @@ void MainWindow::buildPanels() {
     details_->addTab(sequence_, tr("&Sequence"));
     details_->addTab(bounds_, tr("&Bound chain"));
     details_->addTab(promotion_, tr("&Promotion"));
+    signoff_ = new SignoffPanel(session_, details_);
+    signoff_->setBeforeSigning([this] { return saveBeforeSigning(); });
+    details_->addTab(signoff_, tr("Sign-o&ff"));
     right->addWidget(heatmap_);
     right->addWidget(details_);
     right->setStretchFactor(0, 3);

@@ -19,6 +19,7 @@ namespace kcx::ui {
 class Session;
 class ContractPanel;
 class HeatmapPanel;
+class SignoffPanel;
 struct EvaluationSnapshot;
 
 class MainWindow : public QMainWindow {
@@ -31,6 +32,7 @@ public:
     QUndoStack* undoStack() const { return undo_; }
     ContractPanel* contractPanel() const { return contract_; }
     HeatmapPanel* heatmapPanel() const { return heatmap_; }
+    SignoffPanel* signoffPanel() const { return signoff_; }
 
     // The built-in demo: the demo run and the demo contract (text given by the app).
     void setDemoContract(const std::string& yaml) { demoContract_ = yaml; }
@@ -62,6 +64,7 @@ private:
     void addRecent(const QString& path);
     void rebuildRecentMenu();
     bool maybeSave();              // asks when there are unsaved threshold edits
+    bool saveBeforeSigning();      // a record binds the saved file: edits are saved first
     bool saveContract(bool askPath);
     void contractFileChanged(const QString& path);
     void saveScreenshot();
@@ -76,6 +79,7 @@ private:
     QWidget* sequence_ = nullptr;
     QWidget* bounds_ = nullptr;
     QWidget* promotion_ = nullptr;
+    SignoffPanel* signoff_ = nullptr;
     QWidget* banner_ = nullptr;
     QLabel* runInfo_ = nullptr;
     QProgressBar* progress_ = nullptr;

@@ -15,6 +15,7 @@
 #include "ui/background.h"
 #include "ui/main_window.h"
 #include "ui/session.h"
+#include "ui/signoff_panel.h"
 
 namespace kcx::ui {
 
@@ -58,6 +59,21 @@ void MainWindow::buildMenus() {
     redo->setShortcut(QKeySequence::Redo);
     edit->addAction(undo);
     edit->addAction(redo);
+
+    QMenu* review = menuBar()->addMenu(tr("&Review"));
+    QAction* signOff = review->addAction(tr("Sign &Off…"), this, [this] {
+        details_->setCurrentWidget(signoff_);
+        signoff_->signOff();
+    });
+    signOff->setShortcut(QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_S));
+    review->addAction(tr("Open Sign-off &Record…"), this, [this] {
+        details_->setCurrentWidget(signoff_);
+        signoff_->openRecordDialog();
+    });
+    review->addAction(tr("Re-&check Records"), this, [this] {
+        details_->setCurrentWidget(signoff_);
+        signoff_->refresh();
+    });
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About KCX"), this, [this] {
@@ -106,6 +122,23 @@ bool MainWindow::maybeSave() {
     if (answer == QMessageBox::Cancel)
         return false;
     return answer == QMessageBox::Discard || saveContract(false);
+}
+
+bool MainWindow::saveBeforeSigning() {
+    if (!session_->contract())
+        return true;   // the panel says what is missing
+    const bool noFile = session_->contractPath().isEmpty();
+    if (!noFile && undo_->isClean())
+        return true;
+    if (qEnvironmentVariableIsSet("KCX_NO_DIALOGS"))
+        return false;
+    const auto answer = QMessageBox::question(
+        this, tr("Save before signing"),
+        noFile ? tr("A sign-off record binds the contract file, and this contract is not saved in one. Save it now?")
+               : tr("A sign-off record binds the contract file, and it does not have your threshold edits yet. "
+                    "Save them now?"),
+        QMessageBox::Save | QMessageBox::Cancel);
+    return answer == QMessageBox::Save && saveContract(noFile);
 }
 
 bool MainWindow::saveContract(bool askPath) {
