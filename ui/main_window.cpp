@@ -23,6 +23,7 @@
 #include "ui/heatmap_view.h"
 #include "ui/panels.h"
 #include "ui/background.h"
+#include "ui/recovery.h"
 #include "ui/session.h"
 #include "ui/signoff_panel.h"
 
@@ -35,6 +36,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), session_(new Sess
     buildPanels();
     buildMenus();
     buildStatusBar();
+    setUpRecovery();
 
     connect(session_, &Session::evaluated, this, &MainWindow::showEvaluation);
     connect(session_, &Session::runLoaded, this, [this] {
@@ -236,9 +238,11 @@ QString MainWindow::settleState() const {
 void MainWindow::openDemo() {
     if (!maybeSave())
         return;
+    if (session_->contract())
+        removeRecovery(session_->contractPath());   // saved, or discarded by the user
     undo_->clear();
-    if (!demoContract_.empty())
-        session_->setContractText(demoContract_, tr("demo contract"));
+    if (!demoContract_.empty() && session_->setContractText(demoContract_, tr("demo contract")))
+        offerRecovery();
     session_->openDemo();
 }
 
@@ -250,10 +254,14 @@ void MainWindow::openRun(const QString& path) {
 bool MainWindow::openContract(const QString& path) {
     if (!maybeSave())
         return false;
+    if (session_->contract())
+        removeRecovery(session_->contractPath());   // saved, or discarded by the user
     undo_->clear();
     const bool ok = session_->openContract(path);
-    if (ok)
+    if (ok) {
         addRecent(path);
+        offerRecovery();
+    }
     return ok;
 }
 
@@ -262,6 +270,9 @@ void MainWindow::closeEvent(QCloseEvent* event) {
         event->ignore();
         return;
     }
+    if (session_->contract())
+        removeRecovery(session_->contractPath());   // saved, or discarded by the user
+    waitForRecovery();
     waitForSettings();   // the recent files, written in the background, first
     QSettings settings;
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());

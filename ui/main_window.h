@@ -13,6 +13,7 @@ class QProgressBar;
 class QToolButton;
 class QUndoStack;
 class QTabWidget;
+class QTimer;
 
 namespace kcx::ui {
 
@@ -65,6 +66,9 @@ private:
     void rebuildRecentMenu();
     bool maybeSave();              // asks when there are unsaved threshold edits
     bool saveBeforeSigning();      // a record binds the saved file: edits are saved first
+    // main_window_recovery.cpp: unsaved edits kept in a recovery file, offered back.
+    void setUpRecovery();
+    void offerRecovery();
     bool saveContract(bool askPath);
     void contractFileChanged(const QString& path);
     void saveScreenshot();
@@ -80,6 +84,7 @@ private:
     QWidget* bounds_ = nullptr;
     QWidget* promotion_ = nullptr;
     SignoffPanel* signoff_ = nullptr;
+    QTimer* recoveryTimer_ = nullptr;
     QWidget* banner_ = nullptr;
     QLabel* runInfo_ = nullptr;
     QProgressBar* progress_ = nullptr;

@@ -5,9 +5,11 @@
 #include <QFuture>
 #include <QPointer>
 #include <QSaveFile>
+#include <QThread>
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <exception>
+#include <filesystem>
 
 #include "core/contract_edit.h"
 #include "core/demo.h"
@@ -127,7 +129,22 @@ void Session::startLoad(std::function<Run(const Progress&)> load, const QString&
 
 void Session::openRun(const QString& path) {
     const std::string p = path.toStdString();
-    startLoad([p](const Progress& progress) { return loadRun(p, progress); }, path);
+    startLoad([p](const Progress& progress) {
+        // A run rewritten while we read it would be half old, half new: compare the file's
+        // size and modification time before and after, and refuse if they moved.
+        const auto stamp = [&p] {
+            std::error_code ec;
+            const auto size = std::filesystem::file_size(p, ec);
+            const auto time = std::filesystem::last_write_time(p, ec);
+            return std::make_pair(ec ? 0 : size, time.time_since_epoch().count());
+        };
+        const auto before = stamp();
+        Run run = loadRun(p, progress);
+        if (stamp() != before)
+            throw InputError::inFile(p, "the file changed while it was being read; open it again once it is "
+                                        "completely written");
+        return run;
+    }, path);
 }
 
 void Session::openDemo() {
@@ -223,6 +240,23 @@ void Session::setThreshold(const std::string& clause, const std::string& which, 
     scheduleEvaluation([clause, which, value](Evaluator& ev) { ev.setThreshold(clause, which, value); });
 }
 
+std::vector<Session::ThresholdValue> Session::thresholdEdits() const {
+    std::vector<ThresholdValue> out;
+    if (!contract_)
+        return out;
+    for (const Clause& orig : parsed_.clauses) {
+        const Clause* now = findClause(*contract_, orig.id);
+        Clause o = orig, n = now ? *now : Clause{};
+        for (const char* which : {"max", "min", "level", "confidence", "min_coverage", "max_nonfinite_fraction"}) {
+            const Threshold* a = anyThreshold(o, which);
+            const Threshold* b = now ? anyThreshold(n, which) : nullptr;
+            if (a && b && a->value != b->value)
+                out.push_back({orig.id, which, b->value});
+        }
+    }
+    return out;
+}
+
 std::string Session::editedContractText() const {
     if (!contract_)
         return contractText_;
@@ -254,7 +288,19 @@ QString Session::saveContract(const QString& path) {
     QSaveFile file(target);
     if (!file.open(QIODevice::WriteOnly))
         return tr("Cannot write %1: %2").arg(target, file.errorString());
-    file.write(text.data(), qint64(text.size()));
+    // In pieces; KCX_TEST_SAVE_DELAY_MS pauses between them so that a test can kill a save
+    // in the middle of writing (tests/test_recovery.cpp).
+    static const int delayMs = qEnvironmentVariableIntValue("KCX_TEST_SAVE_DELAY_MS");
+    constexpr size_t kPiece = 1 << 20;
+    for (size_t at = 0; at < text.size(); at += kPiece) {
+        const qint64 n = qint64(std::min(kPiece, text.size() - at));
+        if (file.write(text.data() + at, n) != n)
+            break;   // commit() reports the error
+        if (delayMs > 0) {
+            file.flush();
+            QThread::msleep(ulong(delayMs));
+        }
+    }
     if (!file.commit())
         return tr("Cannot write %1: %2").arg(target, file.errorString());
     // Re-read: the spans of edited numbers moved. The thresholds are the same, so the

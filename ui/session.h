@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/contract.h"
 #include "core/evaluator.h"
@@ -66,6 +67,12 @@ public:
     void setThreshold(const std::string& clause, const std::string& which, double value);
     // The contract text with every edited threshold written in place (formatting kept).
     std::string editedContractText() const;
+    // Every threshold whose value differs from the contract text's (what saving would write).
+    struct ThresholdValue {
+        std::string clause, which;
+        double value = 0;
+    };
+    std::vector<ThresholdValue> thresholdEdits() const;
     // Writes editedContractText() atomically to `path` (or the contract's own path) and
     // re-reads it. Returns an error message, empty on success.
     QString saveContract(const QString& path = {});
