@@ -2,6 +2,7 @@
 // never need a display (SPEC 6); `kcx` alone and `kcx open` run the window.
 #include <QApplication>
 #include <QCoreApplication>
+#include <QIcon>
 #include <QTextStream>
 
 #include <cstdio>
@@ -52,6 +53,12 @@ int main(int argc, char** argv) {
     QCoreApplication::setOrganizationName("kcx");
     QCoreApplication::setApplicationName("kcx");
     QCoreApplication::setApplicationVersion(KCX_VERSION);
+    if (window) {
+        // The window's icon (resources/kcx.qrc), and the desktop entry it belongs to, so that
+        // docks and Wayland compositors show the installed icon (packaging/).
+        QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/kcx.svg")));
+        QGuiApplication::setDesktopFileName(QStringLiteral("io.github.kcx.kcx"));
+    }
     QStringList args = app->arguments();
     if (args.size() < 2)
         args << QStringLiteral("open");
