@@ -2,6 +2,7 @@
 // `kcx` alone: the window, on the built-in demo when no run is named.
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QFileInfo>
 #include <QElapsedTimer>
 #include <QTimer>
 
@@ -67,15 +68,26 @@ int runOpen(const QStringList& args) {
                                      "OUT.png");
     const QCommandLineOption sizeOpt("size", "The window size, e.g. 1600x1000.", "WxH");
     p.addOptions({contractOpt, shotOpt, sizeOpt});
-    p.addPositionalArgument("RUN", "A run: .jsonl, .jsonl.gz or .safetensors.", "[RUN]");
+    p.addPositionalArgument("RUN", "A run: .jsonl, .jsonl.gz or .safetensors. A .yaml, .yml or .json file given "
+                                   "here is taken as the contract (as when files are dropped on the window).",
+                            "[RUN] [CONTRACT]");
     if (!p.parse(args))
         return usageError(p.errorText() + " (see kcx open --help)");
     if (p.isSet("help")) {
         std::printf("%s", qPrintable(p.helpText()));
         return 0;
     }
-    if (p.positionalArguments().size() > 1)
-        return usageError("open takes one run (see kcx open --help)");
+    // Files as a file manager passes them: contracts by their name, the rest as the run.
+    QString runPath, contractPath = p.value(contractOpt);
+    for (const QString& f : p.positionalArguments()) {
+        const QString suffix = QFileInfo(f).suffix().toLower();
+        const bool contract = (suffix == "yaml" || suffix == "yml" || suffix == "json") && !f.endsWith(".signoff.json");
+        QString& slot = contract ? contractPath : runPath;
+        if (!slot.isEmpty())
+            return usageError(QString("open takes one run and one contract, and got two %1s (see kcx open --help)")
+                                  .arg(contract ? "contract" : "run"));
+        slot = f;
+    }
     QSize size(1600, 1000);
     if (p.isSet(sizeOpt)) {
         const QStringList wh = p.value(sizeOpt).split('x');
@@ -92,12 +104,12 @@ int runOpen(const QStringList& args) {
     ui::MainWindow window;
     window.setDemoContract(std::string(demoContractYaml()));
     window.resize(size);
-    if (p.positionalArguments().isEmpty()) {
+    if (runPath.isEmpty()) {
         window.openDemo();
     } else {
-        window.openRun(p.positionalArguments().first());
+        window.openRun(runPath);
     }
-    if (p.isSet(contractOpt) && !window.openContract(p.value(contractOpt))) {
+    if (!contractPath.isEmpty() && !window.openContract(contractPath)) {
         if (shot) {
             std::fprintf(stderr, "kcx: the contract could not be read\n");
             return 2;

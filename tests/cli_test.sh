@@ -85,6 +85,11 @@ check open-run 0 "$kcx" open d1/demo.safetensors --contract d1/demo-contract.yam
 check open-bad-run 2 "$kcx" open short.jsonl --screenshot shot-bad.png
 contains open-bad-run err.txt "short.jsonl:1:"
 check open-bad-size 2 "$kcx" open --size huge
+# Files as a file manager passes them (packaging/kcx.desktop: kcx open %F): the contract by name.
+check open-files 0 "$kcx" open d1/demo-contract.yaml d1/demo.safetensors --screenshot shot-files.png --size 1200x800
+[ -s shot-files.png ] && pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL open-files: no screenshot"; }
+check open-bad-contract 2 "$kcx" open short.jsonl d1/demo.safetensors
+contains open-bad-contract err.txt "two runs"
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
