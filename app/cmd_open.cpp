@@ -30,7 +30,9 @@ void screenshotWhenSettled(ui::MainWindow* w, const QString& out, int* exitCode)
     QObject::connect(timer, &QTimer::timeout, w, [=]() mutable {
         const bool failed = !w->session()->loading() && !w->session()->run();
         if (failed) {
-            std::fprintf(stderr, "kcx: nothing to show: the run did not load\n");
+            // Say why, whichever of this tick and the loadFailed signal comes first.
+            const QString why = w->session()->loadError();
+            std::fprintf(stderr, "kcx: %s\n", why.isEmpty() ? "nothing to show: the run did not load" : qPrintable(why));
             *exitCode = 2;
             QApplication::exit(2);
             return;
@@ -122,7 +124,8 @@ int runOpen(const QStringList& args) {
         QObject::connect(window.session(), &ui::Session::contractFailed, &window,
                          [](const QString& m) { std::fprintf(stderr, "kcx: %s\n", qPrintable(m)); });
         QObject::connect(window.session(), &ui::Session::loadFailed, &window, [&exitCode](const QString& m) {
-            std::fprintf(stderr, "kcx: %s\n", qPrintable(m));
+            if (exitCode == 0)
+                std::fprintf(stderr, "kcx: %s\n", qPrintable(m));
             exitCode = 2;
             QApplication::exit(2);
         });

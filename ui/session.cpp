@@ -115,6 +115,7 @@ void Session::startLoad(std::function<Run(const Progress&)> load, const QString&
         if (gen != loadGeneration_)
             return;
         loading_ = false;
+        loadError_ = out.value ? QString() : out.cancelled ? tr("Loading cancelled.") : out.error;
         if (out.value) {
             // An exception here would vanish into the continuation's future: report it.
             try {

@@ -45,6 +45,8 @@ public:
     void openDemo();
     void cancelLoad();
     bool loading() const { return loading_; }
+    // Why the last load failed (empty after a successful one).
+    QString loadError() const { return loadError_; }
 
     // Contracts are small: parsed on the spot. Returns false and emits contractFailed()
     // with the parser's message (file:line:col) on error; the previous contract stays.
@@ -119,6 +121,7 @@ private:
     std::shared_ptr<std::atomic<bool>> loadCancel_;
     quint64 loadGeneration_ = 0;
     bool loading_ = false;
+    QString loadError_;
 };
 
 }  // namespace kcx::ui
