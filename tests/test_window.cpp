@@ -8,11 +8,13 @@
 #include <QTabWidget>
 #include <QtCharts/QChartView>
 #include <QTemporaryDir>
+#include <QToolButton>
 #include <QTreeView>
 #include <QUndoStack>
 #include <QtTest/QTest>
 
 #include "core/evaluator.h"
+#include "core/loader.h"
 #include "ui/charts_panel.h"
 #include "ui/contract_panel.h"
 #include "ui/histogram_chart.h"
@@ -236,6 +238,38 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(loaded.size(), 1, 20000);
         QTRY_VERIFY2_WITH_TIMEOUT(w.settled(), qPrintable(w.settleState()), 20000);
         QCOMPARE(w.session()->run()->tokenCount(), size_t(2));
+    }
+
+    // A run read from a slow format: the status bar offers a safetensors copy, which reads
+    // back with the same numbers. ($KCX_CONVERT_OFFER_MS=0 makes every load "slow".)
+    void offersToConvertASlowRun() {
+        const QString path = dir_.path() + "/slow.jsonl";
+        QFile out(path);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write("{\"id\": \"a\", \"tokens\": [1, 2, 3], \"logp_train\": [-1, -2, -0.5], \"logp_inf\": [-1.5, -2, -0.25]}\n");
+        out.close();
+        qputenv("KCX_CONVERT_OFFER_MS", "0");
+        MainWindow w;
+        w.resize(1200, 800);
+        w.show();
+        QSignalSpy loaded(w.session(), &Session::runLoaded);
+        w.openRun(path);
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.size(), 1, 20000);
+        qunsetenv("KCX_CONVERT_OFFER_MS");
+        QToolButton* convert = nullptr;
+        for (auto* b : w.findChildren<QToolButton*>())
+            if (b->text().startsWith("Convert to safetensors"))
+                convert = b;
+        QVERIFY(convert && convert->isVisible());
+        QSignalSpy converted(&w, &MainWindow::runConverted);
+        convert->click();
+        QTRY_COMPARE_WITH_TIMEOUT(converted.size(), 1, 20000);
+        QCOMPARE(converted.at(0).at(0).toString(), dir_.path() + "/slow.safetensors");
+        const Run back = loadRun((dir_.path() + "/slow.safetensors").toStdString());
+        QCOMPARE(back.tokenCount(), size_t(3));
+        QCOMPARE(back.lpInf[2], -0.25);
+        QCOMPARE(back.lpTrain[0], -1.0);
+        QVERIFY(!convert->isVisible());
     }
 
     void reloadsAContractChangedOnDisk() {

@@ -40,6 +40,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), session_(new Sess
 
     connect(session_, &Session::evaluated, this, &MainWindow::showEvaluation);
     connect(session_, &Session::runLoaded, this, [this] {
+        offerConvert();
         updateStatus();
         updateTitle();
     });
@@ -170,7 +171,10 @@ void MainWindow::updateStatus() {
         const nlohmann::json none;
         const nlohmann::json& kernels = h.is_object() && h.contains("kernels") ? h["kernels"] : none;
         const nlohmann::json& k = kernels.is_object() && kernels.contains(side) ? kernels[side] : none;
-        return QStringLiteral("%1 (%2)").arg(text(k, "name"), text(k, "precision"));
+        const QString name = text(k, "name"), precision = text(k, "precision");
+        if (name == QLatin1String("?") && precision == QLatin1String("?"))
+            return tr("not described (no run header)");
+        return precision == QLatin1String("?") ? name : QStringLiteral("%1 (%2)").arg(name, precision);
     };
     runInfo_->setText(tr("%L1 sequences · %L2 tokens · train: %3 · inf: %4")
                           .arg(run->sequenceCount())
@@ -247,6 +251,7 @@ void MainWindow::openDemo() {
 }
 
 void MainWindow::openRun(const QString& path) {
+    loadClock_.start();
     session_->openRun(path);
     addRecent(path);
 }

@@ -3,6 +3,7 @@
 // live in main_window_actions.cpp.
 #pragma once
 
+#include <QElapsedTimer>
 #include <QMainWindow>
 #include <QStringList>
 
@@ -47,6 +48,7 @@ public:
 
 signals:
     void settledChanged();
+    void runConverted(const QString& path);   // a safetensors copy of the run was written
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -69,6 +71,9 @@ private:
     // main_window_recovery.cpp: unsaved edits kept in a recovery file, offered back.
     void setUpRecovery();
     void offerRecovery();
+    // main_window_convert.cpp: after a slow load, offer a native safetensors copy.
+    void offerConvert();
+    void convertRun();
     bool saveContract(bool askPath);
     void contractFileChanged(const QString& path);
     void saveScreenshot();
@@ -85,6 +90,8 @@ private:
     QWidget* promotion_ = nullptr;
     SignoffPanel* signoff_ = nullptr;
     QTimer* recoveryTimer_ = nullptr;
+    QElapsedTimer loadClock_;
+    QToolButton* convert_ = nullptr;
     QWidget* banner_ = nullptr;
     QLabel* runInfo_ = nullptr;
     QProgressBar* progress_ = nullptr;
