@@ -1,15 +1,19 @@
 // `kcx import`: pair an inference log-prob dump with a training one into a native run;
-// `kcx convert`: write any run kcx can open as native safetensors (docs/formats.md).
+// `kcx convert`: write any run kcx can open (SPEC 1.1/1.2, trainer token exports, NumPy
+// .npz or .npy directories) as native safetensors (docs/formats.md).
 #include <QCommandLineParser>
 
 #include <cstdio>
+#include <optional>
 
 #include "app/commands.h"
 #include "app/common.h"
 #include "core/errors.h"
+#include "core/import_trainer.h"
 #include "core/importers.h"
 #include "core/loader.h"
 #include "core/run_writer.h"
+#include "core/sniff.h"
 
 namespace kcx::app {
 namespace {
@@ -61,6 +65,91 @@ bool write(const Run& run, const QString& out) {
     }
 }
 
+// A side given to --inf/--train that already holds both kernels: say what to do instead.
+bool rejectWholeRun(const QString& path, const char* option) {
+    Sniffed what;
+    try {
+        what = sniffRun(path.toStdString());
+    } catch (const InputError&) {
+        return false;   // readLogprobFile reports it
+    }
+    const char* kind = nullptr;
+    switch (what.kind) {
+    case RunKind::TrainerExport:
+    case RunKind::TrainerDirectory: kind = "a trainer token export (both kernels' log-probs)"; break;
+    case RunKind::Npz:
+    case RunKind::NpyDirectory: kind = "NumPy arrays of a whole run"; break;
+    case RunKind::Safetensors: kind = "a safetensors run"; break;
+    default: return false;
+    }
+    std::fprintf(stderr, "kcx: %s (%s) holds %s, not one side; convert it instead: kcx convert %s --out RUN.safetensors\n",
+                 qPrintable(path), option, kind, qPrintable(path));
+    return true;
+}
+
+// Reads one or more inputs as one run: several inputs must all be trainer export files
+// (one per step and rank), joined in the order given.
+std::optional<Run> readRuns(const QStringList& inputs, bool bf16, bool quiet) {
+    try {
+        LoadOptions options;
+        options.bf16 = bf16;
+        const Progress progress = terminalProgress("loading", quiet);
+        if (inputs.size() == 1)
+            return loadRun(inputs.first().toStdString(), progress, options);
+        std::vector<std::string> files;
+        for (const QString& in : inputs) {
+            const std::string path = in.toStdString();
+            const Sniffed what = sniffRun(path);
+            if (what.kind == RunKind::TrainerDirectory) {
+                for (auto& f : trainerExportFiles(path))
+                    files.push_back(std::move(f));
+            } else if (what.kind == RunKind::TrainerExport) {
+                files.push_back(path);
+            } else {
+                std::fprintf(stderr, "kcx: %s: only trainer token export files can be joined into one run; give "
+                                     "other runs one at a time\n", path.c_str());
+                return std::nullopt;
+            }
+        }
+        return loadTrainerExportFiles(files, files.front(), progress);
+    } catch (const InputError& e) {
+        std::fprintf(stderr, "kcx: %s\n", e.what());
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kcx: %s\n", e.what());
+    }
+    return std::nullopt;
+}
+
+// What an importer recorded in the header (trainer exports): left-out and missing counts.
+void printImportNotes(const Run& run) {
+    const auto& h = run.header;
+    if (!h.is_object() || !h.contains("import") || !h["import"].is_object() ||
+        h["import"].value("format", "") != "trainer-export")
+        return;
+    const auto& i = h["import"];
+    std::printf("trainer export: %zu file(s), %llu record(s) (%llu without response tokens, skipped), "
+                "%llu prompt token(s) left out\n",
+                i["files"].size(), (unsigned long long)i.value("records", 0ull),
+                (unsigned long long)i.value("records_without_response", 0ull),
+                (unsigned long long)i.value("prompt_tokens_left_out", 0ull));
+    std::printf("missing log-probs (null or -9999.0): inf %llu, train %llu\n",
+                (unsigned long long)i.value("missing_inf", 0ull), (unsigned long long)i.value("missing_train", 0ull));
+}
+
+// `kcx convert` and `kcx import IN...`: read, write, summarise.
+int convertRuns(const QStringList& inputs, const QString& out, bool bf16, bool quiet) {
+    const auto run = readRuns(inputs, bf16, quiet);
+    if (!run)
+        return 2;
+    if (!write(*run, out))
+        return 2;
+    if (!quiet) {
+        std::printf("%s: %zu sequences, %zu tokens\n", qPrintable(out), run->sequenceCount(), run->tokenCount());
+        printImportNotes(*run);
+    }
+    return 0;
+}
+
 }  // namespace
 
 int runImport(const QStringList& args) {
@@ -70,21 +159,34 @@ int runImport(const QStringList& args) {
         "Each file is JSON Lines: OpenAI chat or completions responses with logprobs (vLLM, SGLang,\n"
         "OpenAI), SGLang /generate output with return_logprob, or plain {\"id\", \"logp_train\"|\n"
         "\"logp_inf\"|\"logp\", \"tokens\"} arrays. Records pair by id, positions by order; both\n"
-        "sides must have seen the same tokens. See docs/formats.md.");
+        "sides must have seen the same tokens.\n"
+        "Files that already hold both sides (trainer token exports with token_ids/loss_mask, a\n"
+        "directory of them, NumPy .npz or a directory of .npy) are given as IN... instead and\n"
+        "written as they are, like kcx convert. See docs/formats.md.");
+    p.addPositionalArgument("IN", "Without --inf/--train: runs to convert (trainer export files are joined).", "[IN...]");
     const QCommandLineOption infOpt("inf", "The inference side (.jsonl or .jsonl.gz).", "A.jsonl");
     const QCommandLineOption trainOpt("train", "The training side (.jsonl or .jsonl.gz).", "B.jsonl");
     const QCommandLineOption outOpt("out", "The run to write (.safetensors).", "RUN.safetensors");
     const QCommandLineOption allowOpt("allow-mismatch", "Drop records whose tokens differ instead of failing.");
     const QCommandLineOption quietOpt("quiet", "Only errors.");
-    p.addOptions({infOpt, trainOpt, outOpt, allowOpt, quietOpt});
+    const QCommandLineOption bf16Opt("bf16", "NumPy input (IN...): read <u2/<V2 arrays as bfloat16 bits.");
+    p.addOptions({infOpt, trainOpt, outOpt, allowOpt, quietOpt, bf16Opt});
     int code = 0;
     if (!parseOrHelp(p, args, "import", code))
         return code;
-    if (!p.isSet(infOpt) || !p.isSet(trainOpt) || !p.isSet(outOpt))
-        return usageError("import needs --inf A.jsonl --train B.jsonl --out RUN.safetensors (see kcx import --help)");
-    if (!p.positionalArguments().isEmpty())
-        return usageError("unexpected argument '" + p.positionalArguments().first() + "'");
     const bool quiet = p.isSet(quietOpt);
+    if (!p.positionalArguments().isEmpty()) {
+        if (p.isSet(infOpt) || p.isSet(trainOpt))
+            return usageError("give either --inf A --train B, or IN... (files that hold both sides), not both");
+        if (!p.isSet(outOpt))
+            return usageError("import needs --out RUN.safetensors (see kcx import --help)");
+        return convertRuns(p.positionalArguments(), p.value(outOpt), p.isSet(bf16Opt), quiet);
+    }
+    if (!p.isSet(infOpt) || !p.isSet(trainOpt) || !p.isSet(outOpt))
+        return usageError("import needs --inf A.jsonl --train B.jsonl --out RUN.safetensors, or IN... --out "
+                          "RUN.safetensors (see kcx import --help)");
+    if (rejectWholeRun(p.value(infOpt), "--inf") || rejectWholeRun(p.value(trainOpt), "--train"))
+        return 2;
     ImportResult r;
     try {
         ImportOptions options;
@@ -139,25 +241,21 @@ int runImport(const QStringList& args) {
 
 int runConvert(const QStringList& args) {
     QCommandLineParser p;
-    p.setApplicationDescription("Write any run kcx can open (.jsonl, .jsonl.gz, .safetensors) as native safetensors.");
-    p.addPositionalArgument("IN", "The run to read.");
+    p.setApplicationDescription(
+        "Write any run kcx can open as native safetensors: SPEC 1.1 JSON Lines (.jsonl, .jsonl.gz),\n"
+        "safetensors, trainer token exports (a file, several files, or a directory of them: one run),\n"
+        "NumPy .npz or a directory of .npy arrays. See docs/formats.md.");
+    p.addPositionalArgument("IN", "The run to read (several: trainer export files, joined in order).", "IN...");
     const QCommandLineOption outOpt("out", "The run to write (.safetensors).", "RUN.safetensors");
+    const QCommandLineOption bf16Opt("bf16", "NumPy input: read <u2/<V2 arrays as bfloat16 bits.");
     const QCommandLineOption quietOpt("quiet", "Only errors.");
-    p.addOptions({outOpt, quietOpt});
+    p.addOptions({outOpt, bf16Opt, quietOpt});
     int code = 0;
     if (!parseOrHelp(p, args, "convert", code))
         return code;
-    if (p.positionalArguments().size() != 1 || !p.isSet(outOpt))
-        return usageError("convert needs IN --out RUN.safetensors (see kcx convert --help)");
-    const auto run = openRun(p.positionalArguments().first(), p.isSet(quietOpt));
-    if (!run)
-        return 2;
-    if (!write(*run, p.value(outOpt)))
-        return 2;
-    if (!p.isSet(quietOpt))
-        std::printf("%s: %zu sequences, %zu tokens\n", qPrintable(p.value(outOpt)), run->sequenceCount(),
-                    run->tokenCount());
-    return 0;
+    if (p.positionalArguments().isEmpty() || !p.isSet(outOpt))
+        return usageError("convert needs IN... --out RUN.safetensors (see kcx convert --help)");
+    return convertRuns(p.positionalArguments(), p.value(outOpt), p.isSet(bf16Opt), p.isSet(quietOpt));
 }
 
 }  // namespace kcx::app

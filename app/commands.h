@@ -15,6 +15,9 @@ int runKeygen(const QStringList& args);
 int runSign(const QStringList& args);
 int runVerify(const QStringList& args);
 int runOpen(const QStringList& args);   // needs a QApplication
+int runReport(const QStringList& args); // needs a QApplication (offscreen is fine)
+int runDiscover(const QStringList& args);
+int runCalibrate(const QStringList& args);
 
 // Prints "kcx: message" to stderr and returns 2.
 int usageError(const QString& message);

@@ -6,6 +6,7 @@
 #include <QTextStream>
 
 #include <cstdio>
+#include <exception>
 #include <cstring>
 #include <memory>
 
@@ -28,6 +29,9 @@ const Command kCommands[] = {
     {"keygen", "write an Ed25519 key pair for signing off runs (KEY private, KEY.pub public)", kcx::app::runKeygen},
     {"sign", "evaluate a contract against a run and write a signed sign-off record", kcx::app::runSign},
     {"verify", "check a sign-off record's signature and that the files still match it", kcx::app::runVerify},
+    {"report", "write the review report (HTML or PDF) of a contract evaluated against a run", kcx::app::runReport},
+    {"discover", "find the slices where divergence most exceeds the rest of a run (FDR-controlled)", kcx::app::runDiscover},
+    {"calibrate", "propose contract thresholds from a trusted run and check they catch bad runs", kcx::app::runCalibrate},
     {"open", "open the window on a run and a contract (the demo when no run is given)", kcx::app::runOpen},
 };
 
@@ -49,7 +53,12 @@ int main(int argc, char** argv) {
     // The window needs a QApplication (and a display, or QT_QPA_PLATFORM=offscreen); every
     // other subcommand runs headless.
     const bool window = argc < 2 || std::strcmp(argv[1], "open") == 0;
-    std::unique_ptr<QCoreApplication> app(window ? new QApplication(argc, argv) : new QCoreApplication(argc, argv));
+    // `report` paints (fonts, Qt Charts) but needs no display: offscreen unless told otherwise.
+    const bool report = argc >= 2 && std::strcmp(argv[1], "report") == 0;
+    if (report && !qEnvironmentVariableIsSet("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    std::unique_ptr<QCoreApplication> app(window || report ? new QApplication(argc, argv)
+                                                           : new QCoreApplication(argc, argv));
     QCoreApplication::setOrganizationName("kcx");
     QCoreApplication::setApplicationName("kcx");
     QCoreApplication::setApplicationVersion(KCX_VERSION);
@@ -74,7 +83,14 @@ int main(int argc, char** argv) {
         if (args[1] == c.name) {
             QStringList sub = args.mid(1);
             sub[0] = QStringLiteral("kcx ") + c.name;
-            return c.run(sub);
+            // A subcommand reports its own errors; anything that still escapes is an input
+            // it did not expect (exit 2 with the message), never an abort.
+            try {
+                return c.run(sub);
+            } catch (const std::exception& e) {
+                std::fprintf(stderr, "kcx %s: %s\n", c.name, e.what());
+                return 2;
+            }
         }
     std::fprintf(stderr, "kcx: unknown subcommand '%s'\n\n", qPrintable(args[1]));
     printHelp(stderr);

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "core/contract_parse.h"
+#include "core/derived_slices.h"
 #include "core/metrics.h"
 
 namespace kcx::contract_parse {
@@ -88,6 +89,15 @@ public:
                     fail(k, "'" + std::string(k) + "' does not apply to '" + c_.metric + "', a per-run metric");
     }
 
+    // A derived slice key (docs/slices.md) must exist, and a per-token one needs a per-token metric.
+    void derivedKey(const YAML::Node& at, const std::string& key) {
+        if (auto err = checkDerivedKey(key))
+            doc_.fail(at, *err);
+        const MetricInfo* info = c_.metric.empty() ? nullptr : findMetric(c_.metric);
+        if (info && info->level != MetricLevel::Token && derivedLevel(key) == DerivedLevel::Token)
+            doc_.fail(at, "'" + key + "' is a per-token slice key; '" + c_.metric + "' is per " + levelName(info->level));
+    }
+
     void aggregate() {
         const Entry& e = need("aggregate");
         std::string text;
@@ -140,12 +150,26 @@ public:
     }
 
     void scope() {
-        if (const Entry* e = f_.get("where"))
+        if (const Entry* e = f_.get("where")) {
             c_.where = doc_.filter(*e);
+            for (const auto& k : doc_.mapping(*e, {}).list)
+                if (isDerivedKey(k.key)) {
+                    derivedKey(k.keyNode, k.key);
+                    if (!c_.requireFields.empty())
+                        doc_.fail(k.keyNode, "derived slice keys do not apply to a 'require_fields' clause (its coverage "
+                                     "counts whole sequences); use a labeled key");
+                    const auto items = doc_.stringNodes(k, true);
+                    for (const auto& n : items)
+                        if (auto err = checkDerivedValue(k.key, n.Scalar()))
+                            doc_.fail(n, *err);
+                }
+        }
         if (const Entry* e = f_.get("per_slice")) {
             c_.perSlice = doc_.string(*e);
             if (c_.perSlice.empty())
                 doc_.fail(*e, "'per_slice' must name a slice key");
+            if (isDerivedKey(c_.perSlice))
+                derivedKey(e->value, c_.perSlice);
         }
         if (const Entry* e = f_.get("positions")) {
             const auto items = doc_.list(*e);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "core/derived_slices.h"
 #include "core/evaluator_internal.h"
 #include "core/parallel.h"
 #include "core/stats.h"
@@ -55,7 +56,173 @@ std::vector<int> groupOf(const Run& run, const Clause& c, std::vector<Group>& gr
     return g;
 }
 
+bool usesDerivedKeys(const Clause& c) {
+    if (isDerivedKey(c.perSlice))
+        return true;
+    for (const auto& [key, accepted] : c.where.anyOf)
+        if (isDerivedKey(key))
+            return true;
+    return false;
+}
+
+// A clause whose `where` or `per_slice` names a derived key (docs/slices.md). Labeled keys
+// are handled as in buildMetricState; derived keys may be per token, so whether a token is
+// in scope, and its group, are decided token by token. Clauses without derived keys never
+// come here, so their results are unchanged.
+void buildDerivedState(const Clause& c, MetricEngine& engine, const MetricValues& values, ClauseState& st) {
+    const Run& run = engine.run();
+    const bool token = values.level == MetricLevel::Token;
+    DerivedSlices derived(engine);
+    auto codesOf = [&](const std::string& key) -> std::shared_ptr<const DerivedCodes> {
+        try {
+            auto codes = derived.get(key);
+            if (codes->level == DerivedLevel::Token && !token) {
+                st.error = "'" + key + "' is per token; '" + c.metric + "' is per sequence";
+                return nullptr;
+            }
+            return codes;
+        } catch (const std::invalid_argument& e) {
+            st.error = e.what();
+            return nullptr;
+        }
+    };
+    struct Filter {
+        std::shared_ptr<const DerivedCodes> codes;
+        std::vector<char> accept;   // per code
+    };
+    SliceFilter labeled;
+    std::vector<Filter> tokenFilters;
+    std::vector<char> seqKeep(run.sequenceCount(), 1);
+    std::vector<Filter> seqFilters;
+    for (const auto& [key, accepted] : c.where.anyOf) {
+        if (!isDerivedKey(key)) {
+            labeled.anyOf[key] = accepted;
+            continue;
+        }
+        Filter f{codesOf(key), {}};
+        if (!f.codes)
+            return;
+        f.accept.assign(f.codes->values.size(), 0);
+        for (size_t v = 0; v < f.codes->values.size(); ++v)
+            f.accept[v] = std::find(accepted.begin(), accepted.end(), f.codes->values[v]) != accepted.end();
+        (f.codes->level == DerivedLevel::Token ? tokenFilters : seqFilters).push_back(std::move(f));
+    }
+    const auto keep = sequencesInScope(run, labeled, st.error);
+    if (!st.error.empty())
+        return;
+    for (size_t s = 0; s < seqKeep.size(); ++s) {
+        seqKeep[s] = keep[s];
+        for (const Filter& f : seqFilters) {
+            const int code = f.codes->sequence[s];
+            seqKeep[s] = seqKeep[s] && code >= 0 && f.accept[size_t(code)];
+        }
+    }
+    std::vector<int> seqGroup, groupOfCode;   // groupOfCode: derived per_slice code -> group
+    std::shared_ptr<const DerivedCodes> tokenGroup;
+    if (!isDerivedKey(c.perSlice)) {
+        seqGroup = groupOf(run, c, st.groups, st.error);
+        if (!st.error.empty())
+            return;
+    } else {
+        const auto codes = codesOf(c.perSlice);
+        if (!codes)
+            return;
+        // Like a labeled key, whose values are the ones the run has: one group per value that
+        // occurs in the run (a run of short sequences has no pos_4096_inf group).
+        std::vector<char> present(codes->values.size(), 0);
+        if (codes->level == DerivedLevel::Sequence)
+            for (int32_t x : codes->sequence)
+                if (x >= 0)
+                    present[size_t(x)] = 1;
+        for (int8_t x : codes->token)
+            if (x >= 0)
+                present[size_t(x)] = 1;
+        for (size_t v = 0; v < codes->values.size(); ++v) {
+            groupOfCode.push_back(present[v] ? int(st.groups.size()) : -1);
+            if (present[v]) {
+                st.groups.emplace_back();
+                st.groups.back().slice = SliceLabels{{c.perSlice, codes->values[v]}};
+            }
+        }
+        if (codes->level == DerivedLevel::Sequence)
+            for (int32_t x : codes->sequence)
+                seqGroup.push_back(x < 0 ? -1 : groupOfCode[size_t(x)]);
+        else {
+            seqGroup.assign(run.sequenceCount(), 0);
+            tokenGroup = codes;
+        }
+    }
+    const bool perSeq = c.family == Family::Statistical;
+    const size_t G = st.groups.size();
+    std::vector<double> sum(G, 0), mx(G, -INFINITY);
+    std::vector<uint64_t> cnt(G, 0);
+    std::vector<size_t> touched;
+    for (size_t s = 0; s < run.sequenceCount(); ++s) {
+        if (!seqKeep[s] || seqGroup[s] < 0)
+            continue;
+        size_t from = s, to = s + 1;
+        if (token) {
+            const size_t b = run.seqBegin(s), len = run.seqLength(s);
+            size_t lo = 0, hi = len;
+            if (c.positions) {
+                lo = size_t(std::clamp<int64_t>(c.positions->first, 0, int64_t(len)));
+                hi = size_t(std::clamp<int64_t>(c.positions->second, 0, int64_t(len)));
+            }
+            from = b + lo;
+            to = b + std::max(lo, hi);
+        }
+        touched.clear();
+        for (size_t i = from; i < to; ++i) {
+            bool in = true;
+            for (const Filter& f : tokenFilters) {
+                const int code = f.codes->token[i];
+                in = in && code >= 0 && f.accept[size_t(code)];
+            }
+            const int code = tokenGroup ? tokenGroup->token[i] : 0;
+            const int gi = !tokenGroup ? seqGroup[s] : code < 0 ? -1 : groupOfCode[size_t(code)];
+            if (!in || gi < 0)
+                continue;
+            Group& g = st.groups[size_t(gi)];
+            const double v = values.values[i];
+            if (std::isnan(v)) {
+                (isMissing(v) ? g.missing : g.nonfinite)++;
+                continue;
+            }
+            g.values.push_back(v);
+            if (!cnt[size_t(gi)]++)
+                touched.push_back(size_t(gi));
+            sum[size_t(gi)] += v;
+            mx[size_t(gi)] = std::max(mx[size_t(gi)], v);
+        }
+        for (size_t gi : touched) {
+            if (perSeq) {
+                st.groups[gi].seqSum.push_back(sum[gi]);
+                st.groups[gi].seqCount.push_back(double(cnt[gi]));
+                st.groups[gi].seqMax.push_back(mx[gi]);
+            }
+            sum[gi] = 0;
+            mx[gi] = -INFINITY;
+            cnt[gi] = 0;
+        }
+    }
+}
+
 }  // namespace
+
+// An exceedance clause's groups are kept sorted, so that a new `level` (a drag in the
+// window) is a binary search per group: O(groups · log n), not a pass over the values.
+static void sortForLevelDrags(const Clause& c, MetricEngine& engine, ClauseState& st) {
+    if (c.family != Family::Statistical || c.test != Clause::Test::Exceedance || st.groups.empty())
+        return;
+    parallelChunks(st.groups.size(), st.groups.size(), engine.options().threads, [&](size_t, size_t b, size_t e) {
+        for (size_t i = b; i < e; ++i) {
+            Group& g = st.groups[i];
+            std::sort(g.values.begin(), g.values.end());
+            std::sort(g.seqMax.begin(), g.seqMax.end());
+            g.sorted[0] = g.sorted[1] = true;
+        }
+    });
+}
 
 void buildMetricState(const Clause& c, MetricEngine& engine, ClauseState& st) {
     const Run& run = engine.run();
@@ -78,6 +245,14 @@ void buildMetricState(const Clause& c, MetricEngine& engine, ClauseState& st) {
     }
     if (c.positions && !token) {
         st.error = "positions apply to per-token metrics; '" + c.metric + "' is per sequence";
+        return;
+    }
+    if (usesDerivedKeys(c)) {
+        buildDerivedState(c, engine, *values, st);
+        if (!st.error.empty())
+            st.groups.clear();
+        else
+            sortForLevelDrags(c, engine, st);
         return;
     }
     const auto keep = sequencesInScope(run, c.where, st.error);
@@ -121,18 +296,7 @@ void buildMetricState(const Clause& c, MetricEngine& engine, ClauseState& st) {
             g.seqMax.push_back(mx);
         }
     }
-    // An exceedance clause's groups are kept sorted, so that a new `level` (a drag in the
-    // window) is a binary search per group: O(groups · log n), not a pass over the values.
-    if (c.family == Family::Statistical && c.test == Clause::Test::Exceedance && !st.groups.empty()) {
-        parallelChunks(st.groups.size(), st.groups.size(), engine.options().threads, [&](size_t, size_t b, size_t e) {
-            for (size_t i = b; i < e; ++i) {
-                Group& g = st.groups[i];
-                std::sort(g.values.begin(), g.values.end());
-                std::sort(g.seqMax.begin(), g.seqMax.end());
-                g.sorted[0] = g.sorted[1] = true;
-            }
-        });
-    }
+    sortForLevelDrags(c, engine, st);
 }
 
 // k of n above `level`, by binary search once a group has been sorted for a drag.

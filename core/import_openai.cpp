@@ -78,6 +78,10 @@ json parseLine(std::string_view text, const LineContext& at) {
         if (cut != std::string::npos)
             msg = msg.substr(cut);
         throw InputError::atText(at.file, at.line, int64_t(std::max<size_t>(col, 1)), "broken JSON: " + msg);
+    } catch (const json::exception& e) {
+        // Valid syntax the reader cannot hold, e.g. a number beyond double's range
+        // ("1e999"); found by fuzz_import.
+        throw InputError::atText(at.file, at.line, 1, std::string("unreadable JSON: ") + e.what());
     }
 }
 

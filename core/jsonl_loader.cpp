@@ -346,7 +346,7 @@ Run parseJsonl(std::string_view text, const std::string& name, const Progress& p
             parseChunk(text, cuts[c], cuts[c + 1], c == 0, parts[c], options.maxLineBytes);
         } catch (const ScanError& e) {
             errors[c] = e;
-        } catch (const nlohmann::json::parse_error& e) {
+        } catch (const nlohmann::json::exception& e) {   // incl. numbers beyond double in "runtime"
             errors[c] = ScanError{cuts[c], e.what()};
         }
         std::lock_guard lock(progressMutex);

@@ -11,11 +11,17 @@ namespace kcx {
 struct LoadOptions {
     // Longest accepted JSONL line in bytes (a hostile file must not exhaust memory).
     size_t maxLineBytes = size_t(1) << 30;
+    // NumPy input: read 2-byte arrays stored as <u2 or <V2 as bfloat16 bits (torch's
+    // bf16 tensors reach numpy that way); without it they are rejected with a hint.
+    bool bf16 = false;
 };
 
-// Chooses the loader by content (gzip magic, safetensors header, JSON text), falling back
-// to the file name. Throws InputError naming the file and place; Cancelled when the
-// progress callback asks to stop. Nothing half-built escapes: the run is returned whole.
+// Chooses the loader by content (core/sniff.h): gzip or plain JSON Lines (SPEC 1.1 runs and
+// trainer token exports, told apart by the first record's keys), safetensors, NumPy .npz,
+// and directories of .npy arrays or of trainer export files. One-sided log-prob dumps
+// (OpenAI, SGLang, plain arrays) are rejected with a pointer to `kcx import`. Throws
+// InputError naming the file and place; Cancelled when the progress callback asks to stop.
+// Nothing half-built escapes: the run is returned whole.
 Run loadRun(const std::string& path, const Progress& progress = {}, const LoadOptions& = {});
 
 // SPEC 1.1: JSON Lines, optionally gzip-compressed (detected by magic bytes).

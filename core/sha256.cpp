@@ -1,6 +1,8 @@
 #include "core/sha256.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -26,6 +28,22 @@ std::string sha256Hex(std::string_view bytes) {
 }
 
 std::string sha256File(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) {
+        // A run kept as a directory (NumPy arrays, trainer exports): the hash of its
+        // listing, "NAME\0SHA256\n" per regular file in byte order of the names.
+        std::vector<std::string> names;
+        for (const auto& e : std::filesystem::directory_iterator(path, ec))
+            if (e.is_regular_file(ec))
+                names.push_back(e.path().filename().string());
+        if (ec)
+            throw std::runtime_error(path + ": cannot list for hashing: " + ec.message());
+        std::sort(names.begin(), names.end());
+        std::string listing;
+        for (const auto& n : names)
+            listing += n + '\0' + sha256File((std::filesystem::path(path) / n).string()) + '\n';
+        return sha256Hex(listing);
+    }
     std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
     if (!f)
         throw std::runtime_error(path + ": cannot open for hashing");

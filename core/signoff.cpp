@@ -146,7 +146,7 @@ SignoffRecord readSignoff(const std::string& path) {
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(ss.str());
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {   // syntax, or a number beyond double (fuzz_signoff)
         throw SignoffError(path + ": not valid JSON (" + e.what() + ")");
     }
     return signoffFromJson(j, path);

@@ -70,7 +70,7 @@ if command -v appstreamcli >/dev/null; then
 else
   echo "package test: skipped appstreamcli validate (appstream not installed)"
 fi
-grep -q "^Exec=kcx open %f$" "$root/usr/share/applications/$app_id.desktop" || fail "the desktop entry's Exec is not 'kcx open %f'"
+grep -q "^Exec=kcx open %F$" "$root/usr/share/applications/$app_id.desktop" || fail "the desktop entry's Exec is not 'kcx open %F'"
 grep -q "<launchable type=\"desktop-id\">$app_id.desktop</launchable>" "$root/usr/share/metainfo/$app_id.metainfo.xml" ||
   fail "the metainfo's launchable is not $app_id.desktop"
 if command -v update-mime-database >/dev/null; then

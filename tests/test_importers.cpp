@@ -100,6 +100,18 @@ private slots:
         QVERIFY(run.slices.label(1, size_t(run.slices.keyIndex("lang"))) == nullptr);
     }
 
+    // fuzz_import's finding: "22e2222" is valid JSON but beyond double; it was an unexpected
+    // exception, now an InputError naming file and line.
+    void hugeNumberNamesFileAndLine() {
+        const std::string text = "{\"id\": \"a\", \"logp_inf\": [-1]}\n{\"id\": \"b\", \"logp_inf\": [22e2222]}\n";
+        try {
+            parseLogprobJsonl(text, "inf.jsonl");
+            QFAIL("22e2222 was accepted");
+        } catch (const InputError& e) {
+            QVERIFY2(std::string(e.what()).rfind("inf.jsonl:2:", 0) == 0, e.what());
+        }
+    }
+
     void completionsShape() {
         const std::string inf =
             R"({"id":"cmpl-1","kcx_id":"s1","choices":[{"text":"ab","index":0,"logprobs":{"tokens":["a","b","c"],)"

@@ -234,6 +234,35 @@ private slots:
         QVERIFY(v.checks.back().text.find("nowhere") != std::string::npos);
     }
 
+    // A run kept as a directory is hashed by its listing: NAME\0SHA256\n per file, sorted.
+    void directoryHash() {
+        const std::string dir = path("npydir");
+        QVERIFY(QDir().mkpath(QString::fromStdString(dir + "/sub")));
+        spit(dir + "/b.npy", "bee");
+        spit(dir + "/a.npy", "ay");
+        spit(dir + "/sub/ignored", "x");   // only the directory's own files
+        const std::string want = sha256Hex(std::string("a.npy") + '\0' + sha256Hex("ay") + '\n' + "b.npy" + '\0' +
+                                           sha256Hex("bee") + '\n');
+        QCOMPARE(sha256File(dir), want);
+        spit(dir + "/a.npy", "aY");
+        QVERIFY(sha256File(dir) != want);
+        // sha256Hex itself, against the FIPS 180-2 example.
+        QCOMPARE(sha256Hex("abc"), std::string("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
+    }
+
+    // fuzz_signoff's finding: a number beyond double's range is valid JSON syntax, and was
+    // an unexpected exception instead of a SignoffError naming the file.
+    void hugeNumberIsAClearError() {
+        const std::string file = path("huge.json");
+        spit(file, "{\"kcx_signoff\": 42e950}");
+        try {
+            readSignoff(file);
+            QFAIL("a record with 42e950 was accepted");
+        } catch (const SignoffError& e) {
+            QVERIFY2(std::string(e.what()).find("huge.json") != std::string::npos, e.what());
+        }
+    }
+
     void recordsBesideTheContract() {
         const std::string dir = path("beside");
         QVERIFY(QDir().mkpath(QString::fromStdString(dir)));

@@ -119,6 +119,15 @@ void HeatmapPanel::applyRowMode() {
     view_->setRowMode(spec);
 }
 
+bool HeatmapPanel::showSequencesOf(const QString& key, const QString& value) {
+    const int i = rows_->findData(QStringList{QStringLiteral("of"), key, value});
+    if (i < 0)
+        return false;
+    rows_->setCurrentIndex(i);
+    applyRowMode();
+    return true;
+}
+
 void HeatmapPanel::applyAggregate() { view_->setAggregate(HeatmapAggregate(aggregate_->currentData().toInt())); }
 
 }  // namespace kcx::ui

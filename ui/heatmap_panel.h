@@ -30,6 +30,8 @@ public:
 public slots:
     void setMetric(const QString& metric);   // a per-token metric
     void setThreshold(double value);
+    // Rows = the sequences of one labeled slice; false when the run has no such slice.
+    bool showSequencesOf(const QString& key, const QString& value);
 
 signals:
     void sequenceActivated(size_t sequence, size_t position);

@@ -35,6 +35,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), session_(new Sess
     watcher_ = new QFileSystemWatcher(this);
     buildPanels();
     buildMenus();
+    buildDiscover();   // a tab and Review menu entries
     buildStatusBar();
     setUpRecovery();
 

@@ -22,6 +22,7 @@ class Session;
 class ContractPanel;
 class HeatmapPanel;
 class SignoffPanel;
+class DiscoverPanel;
 struct EvaluationSnapshot;
 
 class MainWindow : public QMainWindow {
@@ -74,6 +75,8 @@ private:
     // main_window_convert.cpp: after a slow load, offer a native safetensors copy.
     void offerConvert();
     void convertRun();
+    // main_window_discover.cpp: "Where is it hiding?", suggested thresholds, the report.
+    void buildDiscover();
     bool saveContract(bool askPath);
     void contractFileChanged(const QString& path);
     void saveScreenshot();
@@ -89,6 +92,7 @@ private:
     QWidget* bounds_ = nullptr;
     QWidget* promotion_ = nullptr;
     SignoffPanel* signoff_ = nullptr;
+    DiscoverPanel* discover_ = nullptr;
     QTimer* recoveryTimer_ = nullptr;
     QElapsedTimer loadClock_;
     QToolButton* convert_ = nullptr;

@@ -14,6 +14,7 @@
 
 #include "ui/background.h"
 #include "ui/main_window.h"
+#include "ui/report_action.h"
 #include "ui/session.h"
 #include "ui/signoff_panel.h"
 
@@ -21,7 +22,8 @@ namespace kcx::ui {
 
 namespace {
 constexpr int kMaxRecent = 8;
-const char* kRunFilter = QT_TRANSLATE_NOOP("MainWindow", "Runs (*.safetensors *.jsonl *.jsonl.gz *.gz);;All files (*)");
+const char* kRunFilter = QT_TRANSLATE_NOOP("MainWindow",
+                                           "Runs (*.safetensors *.jsonl *.jsonl.gz *.gz *.npz *.npy);;All files (*)");
 const char* kContractFilter = QT_TRANSLATE_NOOP("MainWindow", "Contracts (*.yaml *.yml *.json);;All files (*)");
 }  // namespace
 
@@ -39,6 +41,12 @@ void MainWindow::buildMenus() {
             openContract(p);
     });
     openContractAct->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
+    file->addAction(tr("Open Run &Folder…"), this, [this] {
+        // NumPy arrays (one NAME.npy per tensor) or trainer exports (one file per step and rank).
+        const QString p = QFileDialog::getExistingDirectory(this, tr("Open a run kept as a folder"));
+        if (!p.isEmpty())
+            openRun(p);
+    });
     file->addAction(tr("Open &Demo"), this, &MainWindow::openDemo);
     recentMenu_ = file->addMenu(tr("Open &Recent"));
     rebuildRecentMenu();
@@ -48,6 +56,8 @@ void MainWindow::buildMenus() {
     QAction* saveAs = file->addAction(tr("Save Contract &As…"), this, [this] { saveContract(true); });
     saveAs->setShortcut(QKeySequence::SaveAs);
     file->addAction(tr("Save Screens&hot…"), this, &MainWindow::saveScreenshot);
+    QAction* report = file->addAction(tr("&Export Report…"), this, [this] { exportReport(this, session_); });
+    report->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
     file->addSeparator();
     QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
