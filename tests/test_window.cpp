@@ -17,6 +17,9 @@
 #include "core/loader.h"
 #include "ui/charts_panel.h"
 #include "ui/contract_panel.h"
+#include "ui/discover_panel.h"
+#include "ui/heatmap_panel.h"
+#include "ui/heatmap_view.h"
 #include "ui/histogram_chart.h"
 #include "ui/main_window.h"
 #include "ui/results_model.h"
@@ -270,6 +273,35 @@ private slots:
         QCOMPARE(back.lpInf[2], -0.25);
         QCOMPARE(back.lpTrain[0], -1.0);
         QVERIFY(!convert->isVisible());
+    }
+
+    // "Where is it hiding?" on the demo: the search runs in the background and ranks the
+    // FP8 traffic first (docs/demo.md: the fp8 kernel is what drifts); activating the
+    // finding shows its sequences in the heatmap.
+    void discoverTabOnTheDemo() {
+        MainWindow w;
+        w.setDemoContract(demoContract().toStdString());
+        w.resize(1400, 900);
+        w.show();
+        w.openDemo();
+        QTRY_VERIFY2_WITH_TIMEOUT(w.settled(), qPrintable(w.settleState()), 120000);
+        auto* panel = w.findChild<DiscoverPanel*>();
+        QVERIFY(panel);
+        QSignalSpy searched(panel, &DiscoverPanel::searched);
+        panel->search();
+        QTRY_COMPARE_WITH_TIMEOUT(searched.size(), 1, 120000);
+        const Discovery& d = panel->discovery();
+        QVERIFY(d.tested > 0);
+        QVERIFY(!d.findings.empty());
+        const auto& top = d.findings.front().conditions;
+        QVERIFY(std::any_of(top.begin(), top.end(), [](const SliceCondition& c) { return c.key == "precision" && c.value == "fp8"; }));
+        emit panel->findingActivated(top);
+        QTRY_COMPARE(w.heatmapPanel()->view()->rowMode().sliceValue, std::string("fp8"));
+        if (const QString shot = qEnvironmentVariable("KCX_WINDOW_SCREENSHOT"); !shot.isEmpty()) {
+            w.findChild<QTabWidget*>()->setCurrentWidget(panel);
+            QTRY_VERIFY2_WITH_TIMEOUT(w.settled(), qPrintable(w.settleState()), 120000);
+            QVERIFY(w.grab().save(shot));
+        }
     }
 
     void reloadsAContractChangedOnDisk() {
