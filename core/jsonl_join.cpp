@@ -244,7 +244,19 @@ void readPlain(const std::string& path, FileText& out) {
     ::close(fd);
 }
 
-void readGzip(const std::string& path, FileText& out, const Progress& progress, uint64_t compressedSize) {
+// A JSON Lines run is read whole: its arrays take about as much memory as its text (a
+// plain file is mapped; a gzip file's text is held as well). Refused, saying what to do,
+// when that exceeds the limit; safetensors runs are mapped and stream from disk instead.
+[[noreturn]] void tooBig(const std::string& path, uint64_t need, uint64_t limit, const char* what) {
+    throw InputError::inFile(path, std::string("reading this ") + what + " run needs about " + memoryText(need) +
+                                       " of memory, more than the " + memoryText(limit) +
+                                       " KCX may use here (80% of memory; KCX_MAX_MEMORY sets it). JSON Lines runs "
+                                       "are read whole, safetensors runs are mapped and stream from disk: convert "
+                                       "this one where there is more memory (kcx convert RUN --out RUN.safetensors)");
+}
+
+void readGzip(const std::string& path, FileText& out, const Progress& progress, uint64_t compressedSize,
+              uint64_t maxText) {
     gzFile gz = gzopen(path.c_str(), "rb");
     if (!gz)
         throw InputError::inFile(path, "cannot open gzip stream");
@@ -262,6 +274,10 @@ void readGzip(const std::string& path, FileText& out, const Progress& progress, 
         if (got == 0)
             break;
         out.owned.append(buf.data(), size_t(got));
+        if (out.owned.size() > maxText) {
+            gzclose(gz);
+            tooBig(path, 2 * uint64_t(out.owned.size()), 2 * maxText, "gzip-compressed JSON Lines (at least)");
+        }
         if (compressedSize)
             report(progress, 0.3 * std::min(1.0, double(gzoffset(gz)) / double(compressedSize)));
     }
@@ -281,14 +297,17 @@ bool isGzipFile(const std::string& path);
 
 Run loadJsonl(const std::string& path, const Progress& progress, const LoadOptions& options) {
     FileText text;
+    const uint64_t limit = options.maxMemoryBytes ? options.maxMemoryBytes : memoryLimit();
     if (isGzipFile(path)) {
         struct stat st {};
         ::stat(path.c_str(), &st);
-        readGzip(path, text, progress, uint64_t(st.st_size));
+        readGzip(path, text, progress, uint64_t(st.st_size), limit / 2);
         const Progress rest = progress ? Progress([&](double f) { return progress(0.3 + 0.7 * f); }) : Progress();
         return parseJsonl(text.view(), path, rest, options);
     }
     readPlain(path, text);
+    if (text.size > limit)
+        tooBig(path, text.size, limit, "JSON Lines");
     return parseJsonl(text.view(), path, progress, options);
 }
 

@@ -292,7 +292,7 @@ void parseChunk(std::string_view text, size_t begin, size_t end, bool first, Chu
         const char* nl = static_cast<const char*>(std::memchr(text.data() + p, '\n', end - p));
         const size_t lineEnd = nl ? size_t(nl - text.data()) : end;
         if (lineEnd - p > maxLine)
-            throw ScanError{p, "line is longer than the limit of " + std::to_string(maxLine) + " bytes"};
+            throw ScanError{p, "line is longer than the limit of " + std::to_string(maxLine) + " bytes (KCX_MAX_LINE sets it)"};
         JsonScanner j(text, p, lineEnd);
         if (!j.atEnd()) {
             if (j.peek() != '{')

@@ -5,7 +5,12 @@
 #include "core/import_trainer.h"
 #include "core/sniff.h"
 
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 
@@ -23,6 +28,69 @@ std::string head(const std::string& path, size_t n) {
 }
 
 }  // namespace
+
+std::optional<uint64_t> parseMemorySize(const std::string& text) {
+    size_t i = 0;
+    uint64_t v = 0;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+        if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, uint64_t(text[i] - '0'), &v))
+            return std::nullopt;
+        ++i;
+    }
+    if (i == 0)
+        return std::nullopt;
+    std::string unit;
+    for (char c : text.substr(i))
+        unit += char(std::toupper(static_cast<unsigned char>(c)));
+    static const std::string kUnits = "KMGT";
+    int shift = 0;
+    if (!unit.empty() && kUnits.find(unit[0]) != std::string::npos) {
+        shift = 10 * (1 + int(kUnits.find(unit[0])));
+        unit.erase(0, 1);
+    }
+    if (unit == "B" || unit == "IB")
+        unit.clear();
+    if (!unit.empty() || (shift && v > (UINT64_MAX >> shift)))
+        return std::nullopt;
+    return v << shift;
+}
+
+std::string memoryText(uint64_t bytes) {
+    static const char* const kUnits[] = {"bytes", "KB", "MB", "GB", "TB"};
+    double v = double(bytes);
+    int u = 0;
+    while (v >= 1024 && u < 4) {
+        v /= 1024;
+        ++u;
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, u ? "%.1f %s" : "%.0f %s", v, kUnits[u]);
+    return buf;
+}
+
+size_t defaultMaxLineBytes() {
+    if (const char* env = std::getenv("KCX_MAX_LINE"); env && *env) {
+        const auto v = parseMemorySize(env);
+        if (!v || *v == 0)
+            throw InputError::inFile("KCX_MAX_LINE", std::string("'") + env + "' is not a size (examples: 64M, 1G)");
+        return size_t(*v);
+    }
+    return size_t(1) << 30;
+}
+
+uint64_t memoryLimit() {
+    if (const char* env = std::getenv("KCX_MAX_MEMORY"); env && *env) {
+        const auto v = parseMemorySize(env);
+        if (!v || *v == 0)
+            throw InputError::inFile("KCX_MAX_MEMORY",
+                                     std::string("'") + env + "' is not a memory size (examples: 8G, 512M, 1073741824)");
+        return *v;
+    }
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0)
+        return UINT64_MAX;
+    return uint64_t(double(pages) * double(page) * 0.8);
+}
 
 bool isGzipFile(const std::string& path) {
     const std::string h = head(path, 2);

@@ -82,6 +82,106 @@ private slots:
         }
     }
 
+    void memorySizes_data() {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<qulonglong>("bytes");   // 0 = rejected
+        QTest::newRow("bytes") << "1073741824" << qulonglong(1073741824);
+        QTest::newRow("K") << "4K" << qulonglong(4096);
+        QTest::newRow("M") << "512M" << qulonglong(512) * 1024 * 1024;
+        QTest::newRow("GB") << "8GB" << (qulonglong(8) << 30);
+        QTest::newRow("GiB lower") << "8gib" << (qulonglong(8) << 30);
+        QTest::newRow("T") << "2T" << (qulonglong(2) << 40);
+        QTest::newRow("empty") << "" << qulonglong(0);
+        QTest::newRow("unit only") << "G" << qulonglong(0);
+        QTest::newRow("fraction") << "1.5G" << qulonglong(0);
+        QTest::newRow("junk") << "8 apples" << qulonglong(0);
+        QTest::newRow("negative") << "-1" << qulonglong(0);
+        QTest::newRow("overflow") << "99999999999T" << qulonglong(0);
+    }
+    void memorySizes() {
+        QFETCH(QString, text);
+        QFETCH(qulonglong, bytes);
+        const auto v = parseMemorySize(text.toStdString());
+        if (bytes == 0)
+            QVERIFY(!v);
+        else
+            QCOMPARE(qulonglong(*v), bytes);
+    }
+
+    // A JSON Lines run larger than KCX may hold is refused up front (plain) or as soon as
+    // its text passes half the limit (gzip), saying so and what to do; a safetensors run
+    // is mapped and opens whatever the limit.
+    void runLargerThanTheMemoryLimit() {
+        const std::string plain = writeTemp("big.jsonl", kGood);
+        LoadOptions small;
+        small.maxMemoryBytes = 100;   // bytes; the file is about 1 KB
+        try {
+            loadRun(plain, {}, small);
+            QFAIL("a run over the memory limit loaded");
+        } catch (const InputError& e) {
+            const QString m = e.what();
+            QVERIFY2(m.startsWith(QString::fromStdString(plain) + ":") && m.contains("KCX_MAX_MEMORY") &&
+                         m.contains("100 bytes") && m.contains("kcx convert"),
+                     e.what());
+        }
+        const std::string gzPath = writeTemp("big.jsonl.gz", "");
+        gzFile gz = gzopen(gzPath.c_str(), "wb");
+        gzwrite(gz, kGood.data(), unsigned(kGood.size()));
+        gzclose(gz);
+        try {
+            loadRun(gzPath, {}, small);
+            QFAIL("a gzip run over the memory limit loaded");
+        } catch (const InputError& e) {
+            QVERIFY2(QString(e.what()).contains("gzip") && QString(e.what()).contains("KCX_MAX_MEMORY"), e.what());
+        }
+        LoadOptions enough;
+        enough.maxMemoryBytes = 1 << 20;
+        QCOMPARE(loadRun(plain, {}, enough).tokenCount(), size_t(5));
+        QCOMPARE(loadRun(gzPath, {}, enough).tokenCount(), size_t(5));
+        // The environment variable, malformed: named.
+        qputenv("KCX_MAX_MEMORY", "lots");
+        try {
+            memoryLimit();
+            QFAIL("KCX_MAX_MEMORY=lots accepted");
+        } catch (const InputError& e) {
+            QVERIFY2(QString(e.what()).startsWith("KCX_MAX_MEMORY:"), e.what());
+        }
+        qputenv("KCX_MAX_MEMORY", "2K");
+        QCOMPARE(memoryLimit(), uint64_t(2048));
+        qunsetenv("KCX_MAX_MEMORY");
+        QVERIFY(memoryLimit() > uint64_t(1) << 20);   // 80% of this machine's memory
+    }
+
+    // KCX_MAX_LINE sets the longest line the command line and the window accept; an
+    // unknown key nested 300 levels deep is refused, naming line and column.
+    void lineLimitAndNesting() {
+        const std::string path = writeTemp("lines.jsonl", kGood);
+        qputenv("KCX_MAX_LINE", "100");
+        try {
+            loadRun(path);
+            QFAIL("a line over KCX_MAX_LINE loaded");
+        } catch (const InputError& e) {
+            QVERIFY2(QString(e.what()).contains("longer than the limit of 100 bytes (KCX_MAX_LINE"), e.what());
+        }
+        qputenv("KCX_MAX_LINE", "a lot");
+        try {
+            loadRun(path);
+            QFAIL("KCX_MAX_LINE=a lot accepted");
+        } catch (const InputError& e) {
+            QVERIFY2(QString(e.what()).startsWith("KCX_MAX_LINE:"), e.what());
+        }
+        qunsetenv("KCX_MAX_LINE");
+        QCOMPARE(loadRun(path).tokenCount(), size_t(5));
+        const std::string deep = "{\"id\": \"a\", \"tokens\": [1], \"logp_train\": [-1], \"logp_inf\": [-1], \"x\": " +
+                                 std::string(300, '[') + std::string(300, ']') + "}\n";
+        try {
+            loadRun(writeTemp("deep.jsonl", deep));
+            QFAIL("300 levels of nesting loaded");
+        } catch (const InputError& e) {
+            QVERIFY2(QString(e.what()).contains("deep.jsonl:1:") && QString(e.what()).contains("nesting deeper than 256"), e.what());
+        }
+    }
+
     void truncatedGzipIsAnError() {
         std::string big;
         for (int i = 0; i < 2000; ++i)
