@@ -336,6 +336,8 @@ Run parseJsonl(std::string_view text, const std::string& name, const Progress& p
         }
         cuts.push_back(c);
     }
+    if (cuts.size() == 1)
+        cuts.push_back(0);   // empty text: one empty chunk (fuzz_jsonl read past cuts here)
     const size_t chunks = cuts.size() - 1;
     std::vector<ChunkRun> parts(std::max<size_t>(chunks, 1));
     std::vector<std::optional<ScanError>> errors(parts.size());

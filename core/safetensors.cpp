@@ -130,6 +130,8 @@ void Reader::parseHeader() {
         const uint64_t at = e.byte > 0 ? e.byte - 1 : 0;
         throw InputError::atByte(path_, 8 + std::min<uint64_t>(at, headerLen_),
                                  "the header is not valid JSON: " + parseMessage(e));
+    } catch (const json::exception& e) {   // valid syntax it cannot hold: a number beyond double (fuzz_safetensors)
+        throw InputError::atByte(path_, 8, std::string("the header cannot be read: ") + e.what());
     }
     if (!h.is_object())
         failHeader("the header must be a JSON object (tensor name -> {dtype, shape, data_offsets})");
@@ -218,6 +220,8 @@ void Reader::parseMetadata(const json& meta) {
             failHeader("metadata '" + key + "' is not valid JSON (at character " + std::to_string(e.byte) +
                            " of its value): " + parseMessage(e),
                        key);
+        } catch (const json::exception& e) {
+            failHeader("metadata '" + key + "' cannot be read: " + e.what(), key);
         }
     };
     for (const auto& [key, value] : meta.items()) {

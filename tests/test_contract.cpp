@@ -206,6 +206,18 @@ const std::string kN1 = kHead + "numerical:\n  - id: N1\n    metric: abs_log_rat
 class TestContract : public QObject {
     Q_OBJECT
 private slots:
+    // fuzz_contract's finding: yaml-cpp 0.7 never finished this 210-byte text (it built
+    // nodes until memory ran out). Now a clear error at once.
+    void runawayYamlIsStopped() {
+        const std::string text = std::string(", " "\x22" "name" "\x22" ": " "\x22" "kcx" "\x0d" "gat" "\x00" "em" "\x22" "9.99an" "\x22" ", " "\x22" "min" "\x22" ": 0.95}], " "\x22" "statistn" "\x22" ": " "\x22" "block_promotion" "\x22" "}, {" "\x22" "default" "\x22" ": " "\x22" "`a{" "\x22" "kcocx_ntra" "\xe2" "t" "\x22" ": 1, " "\x22" "name" "\x22" ": " "\x22" "kcx" "\x0d" "gat" "\x00" "em" "\x22" "9.99an" "\x22" ", " "\x22" "min" "\x22" ": 0.95}], " "\x22" "statistn" "\x22" ": " "\x22" "block_promotion" "\x22" "}, {" "\x22" "default" "\x22" ": " "\x22" "`arn" "\x22" "}]}", 210);
+        try {
+            parseContract(text, "slow.yaml");
+            QFAIL("the runaway text parsed");
+        } catch (const InputError& e) {
+            QVERIFY2(std::string(e.what()).rfind("slow.yaml:", 0) == 0, e.what());
+        }
+    }
+
     void specExample() {
         const Contract c = parseContract(kSpecYaml, "spec.yaml");
         QCOMPARE(c.format, 1);

@@ -182,6 +182,17 @@ private slots:
         }
     }
 
+    // fuzz_jsonl's finding: empty text read past the chunk table (ASan). Now a clear error
+    // or an empty run, never a crash.
+    void emptyTextIsSafe() {
+        try {
+            const Run r = parseJsonl("", "empty.jsonl");
+            QCOMPARE(r.tokenCount(), size_t(0));
+        } catch (const InputError& e) {
+            QVERIFY2(QString(e.what()).startsWith("empty.jsonl"), e.what());
+        }
+    }
+
     void truncatedGzipIsAnError() {
         std::string big;
         for (int i = 0; i < 2000; ++i)

@@ -412,6 +412,9 @@ private slots:
         QVERIFY(failsWith("notjson.safetensors", le<uint64_t>({8}) + "{not jso", "not valid JSON", &what));
         QVERIFY2(what.find("byte 10") != std::string::npos, what.c_str());   // 8 + where the parser gave up (the "o")
         QVERIFY(failsWith("array.safetensors", le<uint64_t>({8}) + "[1,2,3] ", "JSON object"));
+        // fuzz_safetensors' finding: a number beyond double is valid JSON syntax; it escaped
+        // as json::out_of_range instead of an InputError naming the file.
+        QVERIFY(failsWith("hugenum.safetensors", le<uint64_t>({14}) + "{\"a\": 7e99999}", "cannot be read"));
     }
 
     void rejectsBadTensorEntries() {
