@@ -68,7 +68,7 @@ std::shared_ptr<Run> syntheticRun(size_t tokens, size_t seqLen, uint64_t seed) {
     for (size_t s = 0; s <= n; ++s)
         off[s] = int64_t(std::min(tokens, s * seqLen));
     for (size_t s = 0; s < n; ++s)
-        run->ids.push_back("s" + std::to_string(s));
+        run->ids.push_back(std::string("s").append(std::to_string(s)));   // not "s" + ...: GCC 12 -Wrestrict false positive
     run->offsets = Array<int64_t>(std::move(off));
     run->tokens = Array<int32_t>(std::vector<int32_t>(tokens, 7));
     run->lpTrain = Column(Array<float>(std::move(a)));
