@@ -110,6 +110,32 @@ class TestSession : public QObject {
     }
 
 private slots:
+    // File > Import Log-probs: two one-sided dumps become a run in the background, and
+    // sides that saw different tokens fail the load naming record, position and tokens.
+    void importsTwoSides() {
+        QTemporaryDir dir;
+        const auto spit = [&](const char* name, const char* text) {
+            QFile f(dir.filePath(name));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(text);
+        };
+        spit("inf.jsonl", "{\"id\": \"a\", \"tokens\": [1, 2], \"logp_inf\": [-1.0, -2.0]}\n");
+        spit("train.jsonl", "{\"id\": \"a\", \"tokens\": [1, 2], \"logp_train\": [-1.5, -2.0]}\n");
+        spit("other.jsonl", "{\"id\": \"a\", \"tokens\": [1, 3], \"logp_train\": [-1.5, -2.0]}\n");
+        Session session;
+        QSignalSpy loaded(&session, &Session::runLoaded);
+        QSignalSpy failed(&session, &Session::loadFailed);
+        session.importRun(dir.filePath("inf.jsonl"), dir.filePath("train.jsonl"));
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.size(), 1, 20000);
+        QCOMPARE(session.run()->tokenCount(), size_t(2));
+        QCOMPARE(session.run()->lpTrain[0], -1.5);
+        QCOMPARE(session.run()->lpInf[0], -1.0);
+        session.importRun(dir.filePath("inf.jsonl"), dir.filePath("other.jsonl"));
+        QTRY_COMPARE_WITH_TIMEOUT(failed.size(), 1, 20000);
+        const QString m = failed.at(0).at(0).toString();
+        QVERIFY2(m.contains("record a, position 1") && m.contains("inf 'id 2', train 'id 3'"), qPrintable(m));
+    }
+
     void formatsNumbersThatReadBack() {
         QCOMPARE(formatThreshold(0.2), std::string("0.2"));
         QCOMPARE(formatThreshold(3), std::string("3"));

@@ -47,6 +47,17 @@ void MainWindow::buildMenus() {
         if (!p.isEmpty())
             openRun(p);
     });
+    file->addAction(tr("&Import Log-probs…"), this, [this] {
+        // Two one-sided dumps (vLLM/OpenAI, SGLang, plain arrays): inference first.
+        const QString filter = tr("Log-prob dumps (*.jsonl *.jsonl.gz *.json);;All files (*)");
+        const QString inf = QFileDialog::getOpenFileName(this, tr("Import: the inference kernel's log-probs"), QString(), filter);
+        if (inf.isEmpty())
+            return;
+        const QString train = QFileDialog::getOpenFileName(this, tr("Import: the training kernel's log-probs"),
+                                                           QFileInfo(inf).absolutePath(), filter);
+        if (!train.isEmpty())
+            session_->importRun(inf, train);
+    });
     file->addAction(tr("Open &Demo"), this, &MainWindow::openDemo);
     recentMenu_ = file->addMenu(tr("Open &Recent"));
     rebuildRecentMenu();

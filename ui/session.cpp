@@ -14,6 +14,7 @@
 #include "core/contract_edit.h"
 #include "core/demo.h"
 #include "core/errors.h"
+#include "core/importers.h"
 #include "core/loader.h"
 #include "ui/background.h"
 
@@ -146,6 +147,32 @@ void Session::openRun(const QString& path) {
                                         "completely written");
         return run;
     }, path);
+}
+
+void Session::importRun(const QString& infPath, const QString& trainPath) {
+    const std::string inf = infPath.toStdString(), train = trainPath.toStdString();
+    startLoad([inf, train](const Progress& progress) {
+        report(progress, 0.0);
+        const ImportedSide a = readLogprobFile(inf);
+        report(progress, 0.4);
+        const ImportedSide b = readLogprobFile(train);
+        report(progress, 0.8);
+        ImportResult r = importPair(a, b);
+        if (!r.ok()) {
+            std::string list;
+            for (size_t i = 0; i < r.mismatches.size() && i < 10; ++i) {
+                const auto& m = r.mismatches[i];
+                list += "\n  record " + m.id + ", position " + std::to_string(m.position) + ": inf '" + m.inf +
+                        "', train '" + m.train + "'";
+            }
+            throw InputError::inFile(inf, "the two sides saw different tokens at " + std::to_string(r.mismatches.size()) +
+                                              " position(s) in " + std::to_string(r.mismatchedRecords) +
+                                              " record(s):" + list + "\n(kcx import --allow-mismatch drops them)");
+        }
+        if (r.run.sequenceCount() == 0)
+            throw InputError::inFile(inf, "no record is present in both files (ids differ?)");
+        return std::move(r.run);
+    }, QString());
 }
 
 void Session::openDemo() {

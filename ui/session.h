@@ -43,6 +43,10 @@ public:
     // runLoaded() or loadFailed(). A new load cancels the one in flight.
     void openRun(const QString& path);
     void openDemo();
+    // Pairs two one-sided log-prob dumps (vLLM/OpenAI, SGLang, plain arrays: kcx import)
+    // into a run, in the background like a load. Mismatched tokens fail the load, naming
+    // the record, position and both tokens (the first ten).
+    void importRun(const QString& infPath, const QString& trainPath);
     void cancelLoad();
     bool loading() const { return loading_; }
     // Why the last load failed (empty after a successful one).
