@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "core/errors.h"
+#include "core/sniff.h"
 #include "core/importers.h"
 
 namespace kcx {
@@ -351,25 +352,7 @@ ImportedSide parseLogprobJsonl(std::string_view text, const std::string& name) {
 }
 
 ImportedSide readLogprobFile(const std::string& path) {
-    // gzread reads plain files unchanged, so one path serves both.
-    gzFile gz = gzopen(path.c_str(), "rb");
-    if (!gz)
-        throw InputError::inFile(path, "cannot open");
-    std::string bytes;
-    std::vector<char> buf(size_t(1) << 20);
-    for (;;) {
-        const int got = gzread(gz, buf.data(), unsigned(buf.size()));
-        if (got < 0) {
-            int code = 0;
-            const std::string msg = gzerror(gz, &code);
-            gzclose(gz);
-            throw InputError::inFile(path, "cannot read: " + msg);
-        }
-        if (got == 0)
-            break;
-        bytes.append(buf.data(), size_t(got));
-    }
-    gzclose(gz);
+    const std::string bytes = readPlainOrGzip(path);
     return parseLogprobJsonl(bytes, path);
 }
 

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "core/json_scan.h"
+#include "core/sniff.h"
 
 namespace kcx {
 
@@ -26,38 +27,6 @@ constexpr double kVllmPlaceholder = -9999.0;
 
 std::string baseName(const std::string& path) {
     return std::filesystem::path(path).filename().string();
-}
-
-// The whole file, plain or gzip (gzread passes plain files through).
-std::string readAll(const std::string& path) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0)
-        throw InputError::inFile(path, std::string("cannot open: ") + std::strerror(errno));
-    if (!S_ISREG(st.st_mode))
-        throw InputError::inFile(path, "not a regular file");
-    gzFile gz = gzopen(path.c_str(), "rb");
-    if (!gz)
-        throw InputError::inFile(path, "cannot open");
-    std::string bytes;
-    std::vector<char> buf(size_t(1) << 20);
-    for (;;) {
-        const int got = gzread(gz, buf.data(), unsigned(buf.size()));
-        if (got < 0) {
-            int code = 0;
-            const std::string msg = gzerror(gz, &code);
-            gzclose(gz);
-            throw InputError::inFile(path, "corrupt gzip data: " + msg);
-        }
-        if (got == 0)
-            break;
-        bytes.append(buf.data(), size_t(got));
-    }
-    int code = 0;
-    const std::string msg = gzerror(gz, &code);
-    gzclose(gz);
-    if (code != Z_OK && code != Z_STREAM_END)
-        throw InputError::inFile(path, "corrupt gzip data: " + msg);
-    return bytes;
 }
 
 // "step_12_rank_3.jsonl" -> the digits after `word` (optionally after '_' or '-').
@@ -295,7 +264,7 @@ void Reader::record(std::string_view text, size_t begin, size_t end, const std::
 }
 
 void Reader::readFile(const std::string& path, size_t) {
-    const std::string text = readAll(path);
+    const std::string text = readPlainOrGzip(path);
     const std::string name = baseName(path);
     const std::string fileStep = numberAfter(name, "step").value_or("");
     const std::string fileRank = numberAfter(name, "rank").value_or("");

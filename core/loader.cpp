@@ -16,18 +16,6 @@
 
 namespace kcx {
 
-namespace {
-// The first bytes of the file (fewer when it is shorter).
-std::string head(const std::string& path, size_t n) {
-    std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-    if (!f)
-        throw InputError::inFile(path, std::string("cannot open: ") + std::strerror(errno));
-    std::string s(n, '\0');
-    s.resize(std::fread(s.data(), 1, n, f.get()));
-    return s;
-}
-
-}  // namespace
 
 std::optional<uint64_t> parseMemorySize(const std::string& text) {
     size_t i = 0;
@@ -93,7 +81,7 @@ uint64_t memoryLimit() {
 }
 
 bool isGzipFile(const std::string& path) {
-    const std::string h = head(path, 2);
+    const std::string h = fileHead(path, 2);
     return h.size() == 2 && (unsigned char)h[0] == 0x1f && (unsigned char)h[1] == 0x8b;
 }
 

@@ -1,6 +1,7 @@
 // Telling run formats apart by content (core/sniff.h).
 #include "core/sniff.h"
 
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -8,16 +9,14 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <vector>
 #include <memory>
 
 #include "core/errors.h"
 
 namespace kcx {
 
-namespace {
-
-// The first bytes of the file (fewer when it is shorter).
-std::string head(const std::string& path, size_t n) {
+std::string fileHead(const std::string& path, size_t n) {
     std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
     if (!f)
         throw InputError::inFile(path, std::string("cannot open: ") + std::strerror(errno));
@@ -25,6 +24,39 @@ std::string head(const std::string& path, size_t n) {
     s.resize(std::fread(s.data(), 1, n, f.get()));
     return s;
 }
+
+std::string readPlainOrGzip(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0)
+        throw InputError::inFile(path, std::string("cannot open: ") + std::strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        throw InputError::inFile(path, "not a regular file");
+    gzFile gz = gzopen(path.c_str(), "rb");
+    if (!gz)
+        throw InputError::inFile(path, "cannot open");
+    std::string bytes;
+    std::vector<char> buf(size_t(1) << 20);
+    for (;;) {
+        const int got = gzread(gz, buf.data(), unsigned(buf.size()));
+        if (got < 0) {
+            int code = 0;
+            const std::string msg = gzerror(gz, &code);
+            gzclose(gz);
+            throw InputError::inFile(path, "corrupt gzip data: " + msg);
+        }
+        if (got == 0)
+            break;
+        bytes.append(buf.data(), size_t(got));
+    }
+    int code = 0;
+    const std::string msg = gzerror(gz, &code);
+    gzclose(gz);
+    if (code != Z_OK && code != Z_STREAM_END)
+        throw InputError::inFile(path, "corrupt gzip data: " + msg);
+    return bytes;
+}
+
+namespace {
 
 bool endsWith(const std::string& s, const char* suffix) {
     const size_t n = std::strlen(suffix);
@@ -181,7 +213,7 @@ Sniffed sniffRun(const std::string& path) {
             return {RunKind::TrainerDirectory, {}};
         return {RunKind::UnknownDirectory, {}};
     }
-    const std::string h = head(path, 16);
+    const std::string h = fileHead(path, 16);
     const auto u = [&](size_t i) { return (unsigned char)h[i]; };
     if (h.empty())
         return {RunKind::Empty, {}};

@@ -43,6 +43,13 @@ struct Sniffed {
 // Throws InputError when the path cannot be opened.
 Sniffed sniffRun(const std::string& path);
 
+// The first n bytes of a file (fewer when it is shorter). Throws InputError when it cannot
+// be opened.
+std::string fileHead(const std::string& path, size_t n);
+// The whole file, plain or gzip-compressed (gzread passes plain files through). Throws
+// InputError for a file that cannot be opened, is not a regular file, or is corrupt gzip.
+std::string readPlainOrGzip(const std::string& path);
+
 // The top-level keys of the first JSON Lines record (after a kcx_header line), read from a
 // plain or gzip file, scanning at most `maxBytes` of text. `complete` is false when the
 // record did not end within that (the keys seen so far are returned) or the text is not a
