@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,10 +25,16 @@
 
 namespace kcx {
 
+struct DerivedCodes;   // core/derived_slices.h
+
+// A slice key is a labeled key of the run or a derived key (derived.pos_bucket, ...).
+// Per-token derived keys split sequences: a row of derived.pos_bucket=pos_0_64 holds the
+// first 64 tokens of every sequence, and only those tokens count in its cells.
 enum class HeatmapRows {
     SliceValues,        // one row per value of a slice key (+ "(unlabeled)" when needed)
     SequencesOfSlice,   // the sequences of one slice value, most divergent first
     AllSequences,       // every sequence, most divergent first
+    Conditions,         // two rows: where every condition holds (a finding), and the rest
 };
 
 enum class HeatmapAggregate {
@@ -40,7 +47,14 @@ struct HeatmapRowSpec {
     HeatmapRows mode = HeatmapRows::AllSequences;
     std::string sliceKey;     // SliceValues and SequencesOfSlice
     std::string sliceValue;   // SequencesOfSlice
+    std::vector<std::pair<std::string, std::string>> conditions{};   // Conditions: key = value, all hold
 };
+
+// The codes of a derived key (DerivedSlices::get); build() asks it only for derived keys.
+using DerivedLookup = std::function<std::shared_ptr<const DerivedCodes>(const std::string& key)>;
+
+// "task=code ∧ derived.pos_bucket=pos_1024_4096": the label of a Conditions row.
+std::string conditionsText(const std::vector<std::pair<std::string, std::string>>& conditions);
 
 // Splits [begin, end) into min(end - begin, maxBins) contiguous bins of near-equal size:
 // bin i is [begin + ceil(i*W/B), begin + ceil((i+1)*W/B)). Item x lies in bin
@@ -67,16 +81,28 @@ struct HeatmapRow {
 class HeatmapIndex {
 public:
     // Throws std::invalid_argument when the metric is not per token or the slice key/value
-    // does not exist; Cancelled when progress asks to stop. threads: 0 = one per core.
+    // does not exist (a derived key without `derived` does not exist); Cancelled when
+    // progress asks to stop. threads: 0 = one per core.
     static std::shared_ptr<const HeatmapIndex> build(std::shared_ptr<const Run> run,
                                                      std::shared_ptr<const MetricValues> values,
                                                      const HeatmapRowSpec& spec,
-                                                     const Progress& progress = {}, int threads = 0);
+                                                     const Progress& progress = {}, int threads = 0,
+                                                     const DerivedLookup& derived = {});
 
     const Run& run() const { return *run_; }
     const MetricValues& values() const { return *values_; }
     const HeatmapRowSpec& spec() const { return spec_; }
-    bool sliceRows() const { return spec_.mode == HeatmapRows::SliceValues; }
+    bool sliceRows() const {
+        return spec_.mode == HeatmapRows::SliceValues || spec_.mode == HeatmapRows::Conditions;
+    }
+    // When rows split sequences (a per-token derived key): per token of the run, the slice
+    // row it belongs to (slice rows) or >= 0 when it counts at all (sequence rows); -1 =
+    // in no row. nullptr when whole sequences make the rows.
+    const int32_t* tokenRows() const { return tokenRow_.empty() ? nullptr : tokenRow_.data(); }
+    // Whether the token at run index i counts in row r.
+    bool counts(size_t r, size_t i) const {
+        return tokenRow_.empty() || (sliceRows() ? tokenRow_[i] == int32_t(r) : tokenRow_[i] >= 0);
+    }
     size_t rowCount() const { return rows_.size(); }
     const HeatmapRow& row(size_t r) const { return rows_[r]; }
     size_t maxLength() const { return maxLength_; }      // positions [0, maxLength)
@@ -95,6 +121,7 @@ private:
     std::shared_ptr<const MetricValues> values_;
     HeatmapRowSpec spec_;
     std::vector<HeatmapRow> rows_;
+    std::vector<int32_t> tokenRow_;
     size_t maxLength_ = 0;
     double min_ = NAN, max_ = NAN;
     std::vector<double> profSum_, profMax_;

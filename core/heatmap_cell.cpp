@@ -14,13 +14,16 @@ struct SeqBin {
     size_t argmax = 0;
 };
 
-SeqBin scan(const HeatmapIndex& index, size_t s, size_t p0, size_t p1, double thr) {
+// The values of sequence s at positions [p0, p1) that count in index row r.
+SeqBin scan(const HeatmapIndex& index, size_t r, size_t s, size_t p0, size_t p1, double thr) {
     const Run& run = index.run();
-    const double* v = index.values().values.data() + run.seqBegin(s);
+    const size_t begin = run.seqBegin(s);
+    const double* v = index.values().values.data() + begin;
+    const bool masked = index.tokenRows() != nullptr;
     SeqBin b;
     for (size_t t = p0, e = std::min(p1, run.seqLength(s)); t < e; ++t) {
         const double x = v[t];
-        if (x != x)
+        if (x != x || (masked && !index.counts(r, begin + t)))
             continue;
         b.sum += x;
         ++b.n;
@@ -63,14 +66,16 @@ HeatmapCell cellDetails(const HeatmapIndex& index, const HeatmapGrid& grid, size
     } else {
         cell.rowLabel = index.row(cell.row0).label + " … " + index.row(cell.row1 - 1).label + " (" +
                         std::to_string(rows) + " rows)";
-        if (index.spec().mode == HeatmapRows::SequencesOfSlice)
+        if (index.spec().mode == HeatmapRows::Conditions)
+            cell.slice = conditionsText(index.spec().conditions);
+        else if (index.spec().mode == HeatmapRows::SequencesOfSlice)
             cell.slice = index.spec().sliceKey + "=" + index.spec().sliceValue;
         else if (index.sliceRows())
             cell.slice = index.spec().sliceKey;
     }
     for (size_t row = cell.row0; row < cell.row1; ++row)
         for (uint32_t s : index.row(row).sequences)
-            cell.above += scan(index, s, cell.pos0, cell.pos1, grid.request.threshold).above;
+            cell.above += scan(index, row, s, cell.pos0, cell.pos1, grid.request.threshold).above;
     return cell;
 }
 
@@ -83,7 +88,7 @@ std::optional<HeatmapTarget> cellTarget(const HeatmapIndex& index, const Heatmap
     double bestValue = -INFINITY, bestMax = -INFINITY;
     for (size_t row = grid.rowBins.lo(r); row < grid.rowBins.hi(r); ++row) {
         for (uint32_t s : index.row(row).sequences) {
-            const SeqBin b = scan(index, s, p0, p1, grid.request.threshold);
+            const SeqBin b = scan(index, row, s, p0, p1, grid.request.threshold);
             if (b.n == 0)
                 continue;
             const double value = aggregateOf(b, grid.request.aggregate);

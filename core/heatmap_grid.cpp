@@ -24,13 +24,14 @@ std::vector<uint32_t> columnsOf(const Bins& b) {
     return col;
 }
 
-// Adds the values of one sequence (v: its first token, len: its length).
-void addSequence(const double* v, size_t len, const Bins& cols, const uint32_t* colOf, double thr,
-                 Acc* a) {
+// Adds the values of one sequence (v: its first token, len: its length; mask: its tokens'
+// rows, only those >= 0 count, or nullptr when all do).
+void addSequence(const double* v, const int32_t* mask, size_t len, const Bins& cols, const uint32_t* colOf,
+                 double thr, Acc* a) {
     const size_t p0 = cols.begin, e = std::min(len, p0 + cols.width);
     for (size_t t = p0; t < e; ++t) {
         const double x = v[t];
-        if (x != x)
+        if (x != x || (mask && mask[t] < 0))
             continue;
         Acc& c = a[colOf[t - p0]];
         c.sum += x;
@@ -40,11 +41,18 @@ void addSequence(const double* v, size_t len, const Bins& cols, const uint32_t* 
     }
 }
 
-// Counts the values above thr of one sequence (slice rows, share above).
-void addAbove(const double* v, size_t len, const Bins& cols, const uint32_t* colOf, double thr, Acc* a) {
+// Counts the values above thr of one sequence (slice rows, share above); with rows, only
+// the tokens of row r.
+void addAbove(const double* v, const int32_t* rows, int32_t r, size_t len, const Bins& cols,
+              const uint32_t* colOf, double thr, Acc* a) {
     const size_t p0 = cols.begin, e = std::min(len, p0 + cols.width);
+    if (!rows) {
+        for (size_t t = p0; t < e; ++t)
+            a[colOf[t - p0]].above += v[t] > thr;
+        return;
+    }
     for (size_t t = p0; t < e; ++t)
-        a[colOf[t - p0]].above += v[t] > thr;
+        a[colOf[t - p0]].above += rows[t] == r && v[t] > thr;
 }
 
 // Adds a slice row's profile (sum, count, max per position).
@@ -92,6 +100,7 @@ HeatmapGrid computeGrid(const HeatmapIndex& index, const HeatmapRequest& req,
     }
     const std::vector<uint32_t> colOf = columnsOf(g.colBins);
     const double* v = index.values().values.data();
+    const int32_t* tr = index.tokenRows();
     const Run& run = index.run();
     const double thr = req.threshold;
     const bool share = req.aggregate == HeatmapAggregate::ShareAbove;
@@ -109,10 +118,12 @@ HeatmapGrid computeGrid(const HeatmapIndex& index, const HeatmapRequest& req,
                     addProfile(index, r, row.length, g.colBins, colOf.data(), a);
                     if (share)
                         for (uint32_t s : row.sequences)
-                            addAbove(v + run.seqBegin(s), run.seqLength(s), g.colBins, colOf.data(), thr, a);
+                            addAbove(v + run.seqBegin(s), tr ? tr + run.seqBegin(s) : nullptr, int32_t(r),
+                                     run.seqLength(s), g.colBins, colOf.data(), thr, a);
                 } else {
                     const size_t s = row.sequences.front();
-                    addSequence(v + run.seqBegin(s), run.seqLength(s), g.colBins, colOf.data(), thr, a);
+                    addSequence(v + run.seqBegin(s), tr ? tr + run.seqBegin(s) : nullptr, run.seqLength(s),
+                                g.colBins, colOf.data(), thr, a);
                 }
             }
             for (size_t c = 0; c < g.cols; ++c) {

@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
 #include <random>
 
+#include "core/derived_slices.h"
 #include "core/heatmap.h"
 #include "ui/heatmap_render.h"
 #include "ui/heatmap_view.h"
@@ -62,8 +64,12 @@ bool same(double a, double b) {
 
 // The grid worked out token by token: item x of [begin, begin+W) in B bins is in bin
 // floor((x - begin) * B / W).
+// in(r, s, t): whether position t of sequence s counts in index row r (default: every
+// position of the row's sequences).
+using Membership = std::function<bool(size_t r, size_t s, size_t t)>;
+
 void checkAgainstBruteForce(const HeatmapIndex& ix, const Run& run, const std::vector<double>& v,
-                            const HeatmapRequest& q) {
+                            const HeatmapRequest& q, const Membership& in = {}) {
     const HeatmapGrid g = computeGrid(ix, q);
     const size_t r1 = std::min(q.row1, ix.rowCount()), r0 = std::min(q.row0, r1);
     const size_t p1 = std::min(q.pos1, ix.maxLength()), p0 = std::min(q.pos0, p1);
@@ -77,7 +83,7 @@ void checkAgainstBruteForce(const HeatmapIndex& ix, const Run& run, const std::v
         for (uint32_t s : ix.row(r).sequences)
             for (size_t t = p0; t < std::min(p1, run.seqLength(s)); ++t) {
                 const double x = v[run.seqBegin(s) + t];
-                if (std::isnan(x))
+                if (std::isnan(x) || (in && !in(r, s, t)))
                     continue;
                 const size_t k = gr * C + (t - p0) * C / (p1 - p0);
                 sum[k] += x;
@@ -112,6 +118,31 @@ Built randomRun(uint64_t seed) {
         task.push_back(int32_t(rng() % 4) - 1);
     }
     return makeRun(seqs, task, {"a", "b", "c"});
+}
+
+// derived.pos_bucket codes worked out here from the edges 0, 64, 256, 1024, 4096 (not by
+// core/derived_slices), and a lookup that hands them to the heatmap.
+DerivedLookup positionLookup(const Run& run) {
+    auto codes = std::make_shared<DerivedCodes>();
+    codes->key = "derived.pos_bucket";
+    codes->level = DerivedLevel::Token;
+    codes->values = {"pos_0_64", "pos_64_256", "pos_256_1024", "pos_1024_4096", "pos_4096_inf"};
+    for (size_t s = 0; s < run.sequenceCount(); ++s)
+        for (size_t t = 0; t < run.seqLength(s); ++t)
+            codes->token.push_back(int8_t(t < 64 ? 0 : t < 256 ? 1 : t < 1024 ? 2 : t < 4096 ? 3 : 4));
+    return [codes](const std::string& key) -> std::shared_ptr<const DerivedCodes> {
+        if (key != codes->key)
+            throw std::invalid_argument("no such derived key in this test: " + key);
+        return codes;
+    };
+}
+
+// [from, to) of a pos_bucket value name, from its name.
+std::pair<size_t, size_t> bucketRange(const std::string& name) {
+    if (name == "pos_0_64") return {0, 64};
+    if (name == "pos_64_256") return {64, 256};
+    if (name == "pos_256_1024") return {256, 1024};
+    return {SIZE_MAX, SIZE_MAX};
 }
 
 }  // namespace
@@ -195,6 +226,164 @@ private slots:
                     QVERIFY(same(g1.value[k], g0.value[k]));
             }
         }
+    }
+
+    // Rows by a per-token derived key, worked out by hand: three sequences of 70, 66 and 10
+    // tokens with value (s + 1) * 1000 + t at position t.
+    void derivedTokenRowsByHand() {
+        std::vector<std::vector<double>> seqs(3);
+        const size_t lens[] = {70, 66, 10};
+        for (size_t s = 0; s < 3; ++s)
+            for (size_t t = 0; t < lens[s]; ++t)
+                seqs[s].push_back(double(s + 1) * 1000 + double(t));
+        const auto b = makeRun(seqs, {0, 1, 0}, {"a", "b"});
+        const DerivedLookup lookup = positionLookup(*b.run);
+
+        // Slice rows: positions 0-63 of every sequence, and 64-69 / 64-65 of the first two;
+        // buckets without tokens and "(unlabeled)" have no row.
+        auto ix = HeatmapIndex::build(b.run, b.values, {HeatmapRows::SliceValues, "derived.pos_bucket", ""}, {}, 0, lookup);
+        QCOMPARE(ix->rowCount(), size_t(2));
+        QCOMPARE(ix->row(0).label, std::string("pos_0_64"));
+        QCOMPARE(ix->row(1).label, std::string("pos_64_256"));
+        QCOMPARE(ix->row(0).n, uint64_t(64 + 64 + 10));
+        QCOMPARE(ix->row(0).length, size_t(64));
+        QCOMPARE(ix->row(1).n, uint64_t(8));
+        QCOMPARE(ix->row(1).length, size_t(70));
+        QCOMPARE(ix->row(1).sequences, (std::vector<uint32_t>{0, 1}));
+        // (1064 + ... + 1069) + (2064 + 2065) = 6399 + 4129
+        QCOMPARE(ix->row(1).score, (6399.0 + 4129.0) / 8);
+        QCOMPARE(ix->sliceText(1), std::string("derived.pos_bucket=pos_64_256"));
+        auto g = computeGrid(*ix, req(0, 2, 2, 0, 70, 70));
+        QCOMPARE(g.n[g.at(0, 64)], 0u);                // pos_0_64 ends at 63
+        QCOMPARE(g.n[g.at(1, 3)], 0u);                 // pos_64_256 starts at 64
+        QCOMPARE(g.value[g.at(1, 65)], (1065.0 + 2065.0) / 2);
+        QCOMPARE(g.value[g.at(1, 66)], 1066.0);        // the second sequence has ended
+        QCOMPARE(g.value[g.at(0, 5)], (1005.0 + 2005.0 + 3005.0) / 3);
+        g = computeGrid(*ix, req(0, 2, 2, 60, 70, 1, HeatmapAggregate::ShareAbove, 2000));
+        // Positions 60-69: row 0 has 60-63 of the two long sequences (the third has 10
+        // tokens), 4 of 8 above 2000; row 1 has 64-69 and 64-65, 2 of 8 above 2000.
+        QCOMPARE(g.value[g.at(0, 0)], 4.0 / 8);
+        QCOMPARE(g.value[g.at(1, 0)], 2.0 / 8);
+        const HeatmapCell cell = cellDetails(*ix, g, 1, 0);
+        QCOMPARE(cell.above, 2u);
+        // A click opens the row's sequence with the largest mean there, at its peak.
+        g = computeGrid(*ix, req(0, 2, 2, 60, 70, 1));
+        auto target = cellTarget(*ix, g, 1, 0);
+        QVERIFY(target);
+        QCOMPARE(target->sequence, size_t(1));
+        QCOMPARE(target->position, size_t(65));   // not 63: position 63 is in the other row
+
+        // The sequences of one bucket value: only its tokens count.
+        ix = HeatmapIndex::build(b.run, b.values, {HeatmapRows::SequencesOfSlice, "derived.pos_bucket", "pos_64_256"}, {}, 0,
+                                 lookup);
+        QCOMPARE(ix->rowCount(), size_t(2));
+        QCOMPARE(ix->row(0).label, std::string("s1"));   // mean 2064.5 before 1066.5
+        QCOMPARE(ix->row(0).n, uint64_t(2));
+        QCOMPARE(ix->row(1).score, 6399.0 / 6);
+        g = computeGrid(*ix, req(0, 2, 2, 0, 70, 1));
+        QCOMPARE(g.value[g.at(1, 0)], 6399.0 / 6);
+
+        // A finding: task=a and positions 64-255 (only the first sequence), and the rest.
+        HeatmapRowSpec spec;
+        spec.mode = HeatmapRows::Conditions;
+        spec.conditions = {{"task", "a"}, {"derived.pos_bucket", "pos_64_256"}};
+        ix = HeatmapIndex::build(b.run, b.values, spec, {}, 0, lookup);
+        QCOMPARE(ix->rowCount(), size_t(2));
+        QCOMPARE(ix->row(0).label, std::string("task=a \u2227 derived.pos_bucket=pos_64_256"));
+        QCOMPARE(ix->row(0).n, uint64_t(6));
+        QCOMPARE(ix->row(0).score, 6399.0 / 6);
+        QCOMPARE(ix->row(1).label, std::string("(rest of the run)"));
+        QCOMPARE(ix->row(1).n, uint64_t(70 + 66 + 10 - 6));
+        g = computeGrid(*ix, req(0, 2, 2, 64, 70, 1));
+        QCOMPARE(g.value[g.at(0, 0)], 6399.0 / 6);
+        QCOMPARE(g.value[g.at(1, 0)], 4129.0 / 2);
+        // Only labeled conditions: whole sequences.
+        spec.conditions = {{"task", "b"}};
+        ix = HeatmapIndex::build(b.run, b.values, spec);
+        QCOMPARE(ix->row(0).sequences, (std::vector<uint32_t>{1}));
+        QCOMPARE(ix->row(1).sequences, (std::vector<uint32_t>{0, 2}));
+        QVERIFY(!ix->tokenRows());
+
+        // Errors: a derived key without a lookup, a value the key does not have, no conditions.
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                                 HeatmapIndex::build(b.run, b.values, {HeatmapRows::SliceValues, "derived.pos_bucket", ""}));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                                 HeatmapIndex::build(b.run, b.values, {HeatmapRows::SequencesOfSlice, "derived.pos_bucket", "pos_9"},
+                                                     {}, 0, lookup));
+        spec.conditions.clear();
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, HeatmapIndex::build(b.run, b.values, spec, {}, 0, lookup));
+    }
+
+    // Per-token rows against the brute force, with membership worked out from row labels.
+    void derivedTokenRowsMatchBruteForce() {
+        std::mt19937_64 rng(7);
+        for (int trial = 0; trial < 24; ++trial) {
+            std::vector<std::vector<double>> seqs(40);
+            std::vector<int32_t> task;
+            for (auto& sq : seqs) {
+                sq.resize(rng() % 400);
+                for (auto& x : sq)
+                    x = rng() % 20 == 0 ? NAN : std::normal_distribution<double>(0, 1)(rng);
+                task.push_back(int32_t(rng() % 3) - 1);
+            }
+            const auto b = makeRun(seqs, task, {"a", "b"});
+            const DerivedLookup lookup = positionLookup(*b.run);
+            const int mode = trial % 3;
+            HeatmapRowSpec spec;
+            Membership in;
+            std::shared_ptr<const HeatmapIndex> ix;
+            if (mode == 0) {
+                spec = {HeatmapRows::SliceValues, "derived.pos_bucket", ""};
+                ix = HeatmapIndex::build(b.run, b.values, spec, {}, 0, lookup);
+                in = [&](size_t r, size_t, size_t t) {
+                    const auto [lo, hi] = bucketRange(ix->row(r).label);
+                    return t >= lo && t < hi;
+                };
+            } else if (mode == 1) {
+                spec = {HeatmapRows::SequencesOfSlice, "derived.pos_bucket", "pos_64_256"};
+                ix = HeatmapIndex::build(b.run, b.values, spec, {}, 0, lookup);
+                in = [](size_t, size_t, size_t t) { return t >= 64 && t < 256; };
+            } else {
+                spec.mode = HeatmapRows::Conditions;
+                spec.conditions = {{"derived.pos_bucket", "pos_64_256"}, {"task", "b"}};
+                ix = HeatmapIndex::build(b.run, b.values, spec, {}, 0, lookup);
+                in = [&](size_t r, size_t s, size_t t) {
+                    const bool finding = t >= 64 && t < 256 && task[s] == 1;
+                    return ix->row(r).label == "(rest of the run)" ? !finding : finding;
+                };
+            }
+            const size_t rows = ix->rowCount(), len = ix->maxLength();
+            for (int q = 0; q < 6; ++q) {
+                const size_t r0 = rng() % (rows + 1), p0 = rng() % (len + 1);
+                const auto request = req(r0, r0 + rng() % (rows + 2), 1 + rng() % 6, p0, p0 + rng() % (len + 3),
+                                         1 + rng() % 50, HeatmapAggregate(rng() % 3),
+                                         std::normal_distribution<double>(0.5, 1)(rng));
+                checkAgainstBruteForce(*ix, *b.run, b.values->values, request, in);
+                if (QTest::currentTestFailed())
+                    return;
+            }
+        }
+    }
+
+    // Derived rows through the real DerivedSlices of a run's metric engine.
+    void derivedRowsFromTheEngine() {
+        std::vector<std::vector<double>> seqs{std::vector<double>(300, 1.0), std::vector<double>(20, 2.0)};
+        const auto b = makeRun(seqs, {0, 1}, {"a", "b"});
+        auto engine = std::make_shared<MetricEngine>(b.run);
+        auto derived = std::make_shared<DerivedSlices>(*engine);
+        const DerivedLookup lookup = [derived](const std::string& key) { return derived->get(key); };
+        auto ix = HeatmapIndex::build(b.run, b.values, {HeatmapRows::SliceValues, "derived.pos_bucket", ""}, {}, 0, lookup);
+        QCOMPARE(ix->rowCount(), size_t(3));
+        QCOMPARE(ix->row(2).label, std::string("pos_256_1024"));
+        QCOMPARE(ix->row(2).n, uint64_t(300 - 256));
+        // A per-sequence derived key: the length buckets hold whole sequences.
+        ix = HeatmapIndex::build(b.run, b.values, {HeatmapRows::SliceValues, "derived.len_bucket", ""}, {}, 0, lookup);
+        QCOMPARE(ix->rowCount(), size_t(2));
+        QCOMPARE(ix->row(0).label, std::string("len_0_64"));
+        QCOMPARE(ix->row(1).label, std::string("len_256_1024"));
+        QCOMPARE(ix->row(0).sequences, (std::vector<uint32_t>{1}));
+        QCOMPARE(ix->row(1).sequences, (std::vector<uint32_t>{0}));
+        QVERIFY(!ix->tokenRows());
     }
 
     // Sequences sorted by their mean, descending, rows without values last; ties in run order.

@@ -295,8 +295,51 @@ private slots:
         QVERIFY(!d.findings.empty());
         const auto& top = d.findings.front().conditions;
         QVERIFY(std::any_of(top.begin(), top.end(), [](const SliceCondition& c) { return c.key == "precision" && c.value == "fp8"; }));
-        emit panel->findingActivated(top);
-        QTRY_COMPARE(w.heatmapPanel()->view()->rowMode().sliceValue, std::string("fp8"));
+        // A finding opens as a heatmap row against the rest of the run, and its row holds
+        // exactly the values that the finding's conditions select (counted here from the
+        // run's labels and positions), zoomed to its position range when it has one. The
+        // top finding, then one with a position range.
+        HeatmapView* view = w.heatmapPanel()->view();
+        const std::vector<SliceCondition> withPositions{{"precision", "fp8"}, {"derived.pos_bucket", "pos_64_256"}};
+        for (const auto& conditions : {top, withPositions}) {
+            emit panel->findingActivated(conditions);
+            QTRY_COMPARE(view->rowMode().mode, HeatmapRows::Conditions);
+            QTRY_COMPARE(view->rowMode().conditions.size(), conditions.size());
+            QTRY_VERIFY2_WITH_TIMEOUT(w.settled(), qPrintable(w.settleState()), 120000);
+            const auto ix = view->index();
+            QVERIFY(ix);
+            QCOMPARE(ix->spec().conditions.size(), conditions.size());
+            QVERIFY(QString::fromStdString(ix->row(0).label).contains("precision=fp8"));
+            QCOMPARE(ix->row(ix->rowCount() - 1).label, std::string("(rest of the run)"));
+            const Run& run = ix->run();
+            const auto& v = ix->values().values;
+            uint64_t want = 0;
+            bool countable = true;
+            for (size_t s = 0; s < run.sequenceCount(); ++s)
+                for (size_t t = 0; t < run.seqLength(s); ++t) {
+                    bool in = true;
+                    for (const auto& c : conditions) {
+                        if (c.key == "derived.pos_bucket") {
+                            const auto range = DiscoverPanel::positionRange({c});
+                            in = in && t >= range->first && t < range->second;
+                        } else if (c.key.rfind("derived.", 0) == 0) {
+                            countable = false;
+                        } else {
+                            const std::string* label = run.slices.label(s, size_t(run.slices.keyIndex(c.key)));
+                            in = in && label && *label == c.value;
+                        }
+                    }
+                    want += in && !std::isnan(v[run.seqBegin(s) + t]);
+                }
+            QVERIFY(want > 0);
+            if (countable)
+                QCOMPARE(ix->row(0).n, want);
+            if (const auto range = DiscoverPanel::positionRange(conditions)) {
+                QTRY_VERIFY(view->grid());
+                QCOMPARE(view->grid()->colBins.begin, range->first);
+                QVERIFY(view->grid()->colBins.begin + view->grid()->colBins.width <= range->second);
+            }
+        }
         if (const QString shot = qEnvironmentVariable("KCX_WINDOW_SCREENSHOT"); !shot.isEmpty()) {
             w.findChild<QTabWidget*>()->setCurrentWidget(panel);
             QTRY_VERIFY2_WITH_TIMEOUT(w.settled(), qPrintable(w.settleState()), 120000);

@@ -3,9 +3,9 @@
 //
 // Wiring (main window): create `new DiscoverPanel(panelParent)`, call setRun(engine) when a
 // run is loaded (Session::engine()), and connect
-//   findingActivated(conditions)  -> show the heatmap on the finding: for a labeled
-//                                    condition HeatmapRowSpec{SequencesOfSlice, key, value},
-//                                    zoomed to positionRange(conditions) when it has one;
+//   findingActivated(conditions)  -> show the finding as a heatmap row against the rest of
+//                                    the run (HeatmapPanel::showFinding), zoomed to
+//                                    positionRange(conditions) when it has one;
 //   clauseRequested(yaml)         -> append the clause under `numerical:` of the contract
 //                                    text (Session::setContractText).
 // For "Suggest thresholds": showCalibrationDialog(parent, run, apply) runs the calibration

@@ -7,6 +7,7 @@
 #include <QSignalBlocker>
 #include <QVBoxLayout>
 
+#include "core/derived_slices.h"
 #include "core/metrics.h"
 #include "ui/heatmap_view.h"
 #include "ui/session.h"
@@ -68,6 +69,14 @@ HeatmapPanel::HeatmapPanel(Session* session, QWidget* parent) : QWidget(parent),
         view_->setData(session_->run(), v, name);
     });
     connect(session_, &Session::runLoaded, this, [this] {
+        // Derived keys' codes, computed once per run on first use (in the index's worker);
+        // the lookup holds the engine, which the codes' computation reads.
+        derived_.reset();
+        view_->setDerivedLookup({});
+        if (auto engine = session_->engine()) {
+            derived_ = std::make_shared<DerivedSlices>(*engine);
+            view_->setDerivedLookup([engine, derived = derived_](const std::string& key) { return derived->get(key); });
+        }
         fillRowChoices();
         session_->requestMetric(metric_->currentText());
     });
@@ -94,6 +103,11 @@ void HeatmapPanel::fillRowChoices() {
     for (const auto& key : run->slices.keys)
         rows_->addItem(tr("slices by %1").arg(QString::fromStdString(key)),
                        QStringList{QStringLiteral("slices"), QString::fromStdString(key)});
+    // Derived keys (docs/slices.md): position, length, p_inf, entropy, top-1 agreement, runtime.
+    if (derived_)
+        for (const auto& key : derived_->available())
+            rows_->addItem(tr("slices by %1").arg(QString::fromStdString(key)),
+                           QStringList{QStringLiteral("slices"), QString::fromStdString(key)});
     rows_->addItem(tr("all sequences, most divergent first"), QStringList{QStringLiteral("all")});
     for (size_t k = 0; k < run->slices.keys.size(); ++k)
         for (const auto& value : run->slices.values[k])
@@ -115,6 +129,10 @@ void HeatmapPanel::applyRowMode() {
         spec.mode = HeatmapRows::SequencesOfSlice;
         spec.sliceKey = d[1].toStdString();
         spec.sliceValue = d[2].toStdString();
+    } else if (d[0] == QLatin1String("finding")) {
+        spec.mode = HeatmapRows::Conditions;
+        for (qsizetype i = 1; i + 1 < d.size(); i += 2)
+            spec.conditions.emplace_back(d[i].toStdString(), d[i + 1].toStdString());
     }
     view_->setRowMode(spec);
 }
@@ -126,6 +144,29 @@ bool HeatmapPanel::showSequencesOf(const QString& key, const QString& value) {
     rows_->setCurrentIndex(i);
     applyRowMode();
     return true;
+}
+
+void HeatmapPanel::showFinding(const std::vector<std::pair<std::string, std::string>>& conditions,
+                               std::optional<std::pair<size_t, size_t>> positions) {
+    if (conditions.empty())
+        return;
+    QStringList data{QStringLiteral("finding")};
+    for (const auto& [k, v] : conditions)
+        data << QString::fromStdString(k) << QString::fromStdString(v);
+    const QString label = tr("finding: %1").arg(QString::fromStdString(conditionsText(conditions)));
+    {
+        // One finding at a time in the list: the newest replaces the last.
+        const QSignalBlocker block(rows_);
+        for (int i = rows_->count() - 1; i >= 0; --i)
+            if (rows_->itemData(i).toStringList().value(0) == QLatin1String("finding"))
+                rows_->removeItem(i);
+        rows_->insertItem(0, label, data);
+        rows_->setCurrentIndex(0);
+    }
+    HeatmapRowSpec spec;
+    spec.mode = HeatmapRows::Conditions;
+    spec.conditions = conditions;
+    view_->setRowMode(spec, positions);
 }
 
 void HeatmapPanel::applyAggregate() { view_->setAggregate(HeatmapAggregate(aggregate_->currentData().toInt())); }

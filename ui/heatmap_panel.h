@@ -5,6 +5,10 @@
 #include <QWidget>
 
 #include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 class QComboBox;
 class QCheckBox;
@@ -12,6 +16,7 @@ class QLabel;
 
 namespace kcx {
 struct MetricValues;
+class DerivedSlices;
 }
 
 namespace kcx::ui {
@@ -32,6 +37,10 @@ public slots:
     void setThreshold(double value);
     // Rows = the sequences of one labeled slice; false when the run has no such slice.
     bool showSequencesOf(const QString& key, const QString& value);
+    // Rows = a finding (where every condition holds) and the rest of the run, zoomed to
+    // `positions` when given. The choice stays in the Rows list as "finding: …".
+    void showFinding(const std::vector<std::pair<std::string, std::string>>& conditions,
+                     std::optional<std::pair<size_t, size_t>> positions = {});
 
 signals:
     void sequenceActivated(size_t sequence, size_t position);
@@ -50,6 +59,7 @@ private:
     QCheckBox* log_;
     QLabel* note_;
     std::shared_ptr<const MetricValues> values_;
+    std::shared_ptr<DerivedSlices> derived_;   // codes of derived.* keys for the loaded run
 };
 
 }  // namespace kcx::ui

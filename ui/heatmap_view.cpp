@@ -74,8 +74,9 @@ void HeatmapView::setData(std::shared_ptr<const Run> run, std::shared_ptr<const 
     rebuildIndex();
 }
 
-void HeatmapView::setRowMode(const HeatmapRowSpec& spec) {
+void HeatmapView::setRowMode(const HeatmapRowSpec& spec, std::optional<std::pair<size_t, size_t>> positions) {
     spec_ = spec;
+    pendingPositions_ = positions;
     rebuildIndex();
 }
 
@@ -173,12 +174,13 @@ void HeatmapView::rebuildIndex() {
     }
     indexRunning_ = true;
     update();
-    QtConcurrent::run(workPool(), [run = run_, values = values_, spec = spec_, latest = indexGen_, gen] {
+    QtConcurrent::run(workPool(), [run = run_, values = values_, spec = spec_, derived = derived_, latest = indexGen_, gen] {
         lowerThreadPriority();
         IndexResult r;
         r.gen = gen;
         try {
-            r.index = HeatmapIndex::build(run, values, spec, [&](double) { return latest->load() == gen; });
+            r.index = HeatmapIndex::build(run, values, spec, [&](double) { return latest->load() == gen; }, 0,
+                                          derived);
         } catch (const Cancelled&) {
             r.cancelled = true;
         } catch (const std::exception& e) {
@@ -203,6 +205,13 @@ void HeatmapView::rebuildIndex() {
             labelWidth_ = std::clamp(w, 24, 180) + 10;
         }
         resetView();
+        if (index_ && pendingPositions_) {
+            // A finding's position range: all its rows, zoomed to where it is.
+            const auto [from, to] = *pendingPositions_;
+            pendingPositions_.reset();
+            if (from < index_->maxLength())
+                setView(0, index_->rowCount(), from, std::min(to, index_->maxLength()));
+        }
         update();
     });
 }

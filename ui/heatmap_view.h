@@ -37,7 +37,10 @@ public:
     // A per-token metric of the run; `metric` names it in the title and legend.
     void setData(std::shared_ptr<const Run> run, std::shared_ptr<const MetricValues> values,
                  const QString& metric);
-    void setRowMode(const HeatmapRowSpec& spec);
+    // Rows; with `positions`, the first view of the new rows shows only [from, to).
+    void setRowMode(const HeatmapRowSpec& spec, std::optional<std::pair<size_t, size_t>> positions = {});
+    // How derived slice keys (derived.*) get their codes; without it they cannot be rows.
+    void setDerivedLookup(DerivedLookup lookup) { derived_ = std::move(lookup); }
     void setAggregate(HeatmapAggregate aggregate);
     void setThreshold(double threshold);
     void setColourScale(const ColourScale& scale);
@@ -100,6 +103,8 @@ private:
     std::shared_ptr<const MetricValues> values_;
     QString metric_;
     HeatmapRowSpec spec_;
+    DerivedLookup derived_;
+    std::optional<std::pair<size_t, size_t>> pendingPositions_;
     HeatmapAggregate aggregate_ = HeatmapAggregate::Mean;
     double threshold_ = 0;
     ColourScale scale_;

@@ -41,6 +41,8 @@ QString modeText(const HeatmapRowSpec& s) {
         return QStringLiteral("rows: sequences of %1=%2, most divergent first")
             .arg(QString::fromStdString(s.sliceKey), QString::fromStdString(s.sliceValue));
     case HeatmapRows::AllSequences: return QStringLiteral("rows: sequences, most divergent first");
+    case HeatmapRows::Conditions:
+        return QStringLiteral("rows: %1, and the rest of the run").arg(QString::fromStdString(conditionsText(s.conditions)));
     }
     return {};
 }

@@ -8,6 +8,7 @@
 #include <QTabWidget>
 #include <QUndoStack>
 
+#include "core/heatmap.h"
 #include "ui/discover_panel.h"
 #include "ui/heatmap_panel.h"
 #include "ui/main_window.h"
@@ -20,18 +21,15 @@ void MainWindow::buildDiscover() {
     discover_ = new DiscoverPanel(details_);
     details_->addTab(discover_, tr("&Where is it hiding?"));
     connect(session_, &Session::runLoaded, discover_, [this] { discover_->setRun(session_->engine()); });
-    // A finding: the heatmap shows the sequences of its labeled slice (derived conditions,
-    // such as a position range, are in the finding's row and its clause).
+    // A finding opens as a heatmap row: where all its conditions hold, against the rest of
+    // the run, zoomed to its position range when it has one.
     connect(discover_, &DiscoverPanel::findingActivated, this, [this](const std::vector<SliceCondition>& conditions) {
+        std::vector<std::pair<std::string, std::string>> pairs;
         for (const auto& c : conditions)
-            if (c.key.rfind("derived.", 0) != 0 &&
-                heatmap_->showSequencesOf(QString::fromStdString(c.key), QString::fromStdString(c.value))) {
-                statusBar()->showMessage(tr("Heatmap: the sequences of %1 = %2").arg(QString::fromStdString(c.key),
-                                                                                   QString::fromStdString(c.value)),
-                                         6000);
-                return;
-            }
-        statusBar()->showMessage(tr("This finding has only derived conditions; its clause says where it is."), 6000);
+            pairs.emplace_back(c.key, c.value);
+        heatmap_->showFinding(pairs, DiscoverPanel::positionRange(conditions));
+        statusBar()->showMessage(tr("Heatmap: %1 against the rest of the run").arg(QString::fromStdString(conditionsText(pairs))),
+                                 6000);
     });
     // A ready-made clause goes to the clipboard, to paste into the contract where it belongs.
     connect(discover_, &DiscoverPanel::clauseRequested, this, [this](const QString& yaml) {
