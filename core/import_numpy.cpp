@@ -724,6 +724,18 @@ Run loadNpz(const std::string& path, const Progress& progress, const LoadOptions
     }
     if (std::find(found.begin(), found.end(), "offsets") == found.end())
         throw InputError::inFile(path, "no member 'offsets.npy': " + missingTensorsHint(found));
+    // Stored members are used in place (mapped); deflated ones are inflated into memory,
+    // which counts against the limit (KCX_MAX_MEMORY): refused before inflating anything.
+    uint64_t inflatedBytes = 0;
+    for (const Member* m : wanted)
+        if (m->method == 8)
+            inflatedBytes += m->size;
+    if (const uint64_t limit = options.maxMemoryBytes ? options.maxMemoryBytes : memoryLimit(); inflatedBytes > limit)
+        throw InputError::inFile(path, "inflating this archive's compressed members needs " + memoryText(inflatedBytes) +
+                                           " of memory, more than the " + memoryText(limit) +
+                                           " KCX may use here (80% of memory; KCX_MAX_MEMORY sets it). Members "
+                                           "stored uncompressed (np.savez, not np.savez_compressed) are mapped "
+                                           "and stream from disk instead");
 
     std::vector<Located> arrays;
     uint64_t done = 0;

@@ -20,8 +20,9 @@ struct LoadOptions {
     // NumPy input: read 2-byte arrays stored as <u2 or <V2 as bfloat16 bits (torch's
     // bf16 tensors reach numpy that way); without it they are rejected with a hint.
     bool bf16 = false;
-    // The memory a run that is read whole (JSON Lines, gzip) may take; 0 = memoryLimit().
-    // Safetensors runs are mapped and stream from disk: not limited.
+    // The memory a run that is read whole (JSON Lines, gzip, the deflated members of a
+    // .npz) may take; 0 = memoryLimit(). Safetensors runs and stored .npz/.npy arrays are
+    // mapped and stream from disk: not limited.
     uint64_t maxMemoryBytes = 0;
 };
 

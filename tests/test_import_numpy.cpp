@@ -449,6 +449,23 @@ private slots:
         std::memcpy(&bomb[cd + 24], &huge, 4);
         err = errorOf([&] { loadRun(write("bomb.npz", bomb)); });
         QVERIFY2(err.find("more than deflate can produce") != std::string::npos, err.c_str());
+        // Deflated members are inflated into memory: beyond the limit the archive is refused
+        // before anything is inflated, saying why; stored members are mapped, not counted.
+        const std::string packed = write("packed.npz", zipOf(runEntries(true)));
+        uint64_t inflated = 0;
+        for (const auto& e : runEntries(true))
+            if (e.name.ends_with(".npy"))
+                inflated += e.data.size();
+        LoadOptions tight;
+        tight.maxMemoryBytes = inflated - 1;
+        err = errorOf([&] { loadRun(packed, {}, tight); });
+        QVERIFY2(err.find(packed + ": ") == 0 && err.find("KCX_MAX_MEMORY") != std::string::npos &&
+                     err.find("np.savez") != std::string::npos,
+                 err.c_str());
+        tight.maxMemoryBytes = inflated;
+        QCOMPARE(loadRun(packed, {}, tight).sequenceCount(), loadRun(packed).sequenceCount());
+        tight.maxMemoryBytes = 1;
+        QVERIFY(loadRun(write("stored.npz", zipOf(runEntries(false))), {}, tight).sequenceCount() > 0);
         // A stored member whose data would run past the end of the file (sizes from the directory).
         std::string longer = zipOf(runEntries(false), false);
         const size_t cd2 = longer.find(std::string("PK\x01\x02", 4));
