@@ -157,8 +157,17 @@ void MetricEngine::computeGroup(std::string_view name, const Progress& progress)
     const MetricInfo& info = *findMetric(name);
     std::vector<MetricValues> results;
     const Run& run = *run_;
+    // One pass computes a whole group, but per-token arrays take 8 bytes a token each (a
+    // 2 GB run with logits would hold ten of them, mostly NaN): keep what was asked for and
+    // what the top-k group reads (tv, kl_train_inf, the logits' top-1); the rest is
+    // recomputed if it is asked for. Per-sequence arrays are small: all kept.
+    const auto keep = [&](const std::string& n) {
+        if (n == name || info.level != MetricLevel::Token)
+            return true;
+        return info.needs == "logits" && (n == "tv" || n == "kl_train_inf" || n == detail::kLogitTop1);
+    };
     if (info.needs == "logits") {
-        results = detail::logitMetrics(run, options_, progress, name == "js");
+        results = detail::logitMetrics(run, options_, progress, name == "js", keep);
     } else if (info.needs == "topk|logits") {
         // The exact full-logit values win where logits exist, so those come first.
         const auto tv = get("tv", progress);
@@ -178,6 +187,8 @@ void MetricEngine::computeGroup(std::string_view name, const Progress& progress)
     }
     std::lock_guard lock(mutex_);
     for (auto& r : results) {
+        if (!keep(r.name))
+            continue;
         std::string key = r.name;
         cache_.emplace(std::move(key), std::make_shared<const MetricValues>(std::move(r)));
     }

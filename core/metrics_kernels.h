@@ -1,6 +1,9 @@
 // The metric engine's computational kernels (internal to core/).
 #pragma once
 
+#include <functional>
+#include <string>
+
 #include <atomic>
 #include <string_view>
 #include <vector>
@@ -22,9 +25,11 @@ std::vector<MetricValues> sequenceMetrics(const Run& run, const MetricOptions& o
 MetricValues runMetric(const Run& run, std::string_view name, const MetricOptions& options,
                        const Progress& progress);
 // All full-logit metrics (SPEC 2.3) in one pass over the logit rows, plus kLogitTop1;
-// js only when `withJs` (it costs as much as all the others together).
+// js only when `withJs` (it costs as much as all the others together). With `keep`, only
+// the metrics it accepts are stored and returned (each is M doubles).
 std::vector<MetricValues> logitMetrics(const Run& run, const MetricOptions& options,
-                                       const Progress& progress, bool withJs);
+                                       const Progress& progress, bool withJs,
+                                       const std::function<bool(const std::string&)>& keep = {});
 // tv_lower, kl_lower, top1_agree (SPEC 2.2); exact logit values win where they exist.
 std::vector<MetricValues> topkMetrics(const Run& run, const MetricOptions& options,
                                       const MetricValues& tv, const MetricValues& kl,

@@ -34,13 +34,17 @@ bool anyMissing(const TA* a, const TB* b, size_t v) {
 }  // namespace
 
 std::vector<MetricValues> logitMetrics(const Run& run, const MetricOptions& options,
-                                       const Progress& progress, bool withJs) {
+                                       const Progress& progress, bool withJs,
+                                       const std::function<bool(const std::string&)>& keep) {
     const size_t m = run.tokenCount();
     std::vector<MetricValues> out(kLogitCount);
+    bool kept[kLogitCount];
     for (int k = 0; k < kLogitCount; ++k) {
         out[k].name = kNames[k];
         out[k].level = MetricLevel::Token;
-        out[k].values.assign(m, missingDouble());
+        kept[k] = (k != kLogitJS || withJs) && (!keep || keep(out[k].name));
+        if (kept[k])
+            out[k].values.assign(m, missingDouble());
     }
     const Logits& L = run.logits;
     const size_t rows = L.present() ? L.rows.size() : 0, v = size_t(L.vocab);
@@ -72,12 +76,14 @@ std::vector<MetricValues> logitMetrics(const Run& run, const MetricOptions& opti
             if (st == 2) {
                 ++nf;
                 for (int k = 0; k < kLogitCount; ++k)
-                    out[k].values[t] = nan();
+                    if (kept[k])
+                        out[k].values[t] = nan();
                 continue;
             }
             ++c;
             for (int k = 0; k < kLogitCount; ++k)
-                out[k].values[t] = vals[k];
+                if (kept[k])
+                    out[k].values[t] = vals[k];
         }
         counts.add(c, miss, nf);
         prog.done();
@@ -86,9 +92,11 @@ std::vector<MetricValues> logitMetrics(const Run& run, const MetricOptions& opti
         counts.into(o);
         o.missing += m - rows;
     }
-    if (!withJs)
-        out.erase(out.begin() + kLogitJS);
-    return out;
+    std::vector<MetricValues> result;
+    for (int k = 0; k < kLogitCount; ++k)
+        if (kept[k])
+            result.push_back(std::move(out[k]));
+    return result;
 }
 
 }  // namespace kcx::detail
