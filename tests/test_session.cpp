@@ -29,7 +29,7 @@ std::shared_ptr<const Run> smallRun() {
     std::vector<int32_t> tokens;
     std::vector<double> lt, li;
     for (int s = 0; s < 4; ++s) {
-        run.ids.push_back("s" + std::to_string(s));
+        run.ids.push_back(std::string("s").append(std::to_string(s)));
         for (int t = 0; t < 10; ++t) {
             tokens.push_back(t);
             lt.push_back(-1);

@@ -8,7 +8,6 @@
 #include <QSaveFile>
 #include <QStandardPaths>
 #include <QThreadPool>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <cstdio>
 
@@ -49,7 +48,7 @@ void updateRecovery(const Session& session) {
     const QString file = recoveryFile(session.contractPath());
     const auto edits = session.thresholdEdits();
     if (!session.contract() || edits.empty()) {
-        QtConcurrent::run(writer(), [file] { QFile::remove(file); });
+        writer()->start([file] { QFile::remove(file); });
         return;
     }
     nlohmann::json j;
@@ -61,7 +60,7 @@ void updateRecovery(const Session& session) {
     for (const auto& e : edits)
         j["edits"].push_back({{"clause", e.clause}, {"which", e.which}, {"value", e.value}});
     const std::string text = j.dump(2) + "\n";
-    QtConcurrent::run(writer(), [file, text] {
+    writer()->start([file, text] {
         QDir().mkpath(QFileInfo(file).absolutePath());
         QSaveFile out(file);
         if (!out.open(QIODevice::WriteOnly) || out.write(text.data(), qint64(text.size())) != qint64(text.size()) ||
@@ -74,7 +73,7 @@ void waitForRecovery() { writer()->waitForDone(); }
 
 void removeRecovery(const QString& contractPath) {
     const QString file = recoveryFile(contractPath);
-    QtConcurrent::run(writer(), [file] { QFile::remove(file); });
+    writer()->start([file] { QFile::remove(file); });
 }
 
 std::optional<RecoveryState> readRecovery(const QString& contractPath) {
