@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "core/loader.h"
 #include "core/run_writer.h"
 #include "ui/main_window.h"
 #include "ui/session.h"
@@ -44,6 +45,18 @@ long statusKb(const char* field) {
 }
 double mb(long kb) { return double(kb) / 1024.0; }
 
+// n sequences "s0", "s1", ... of len tokens each: ids and offsets.
+Run evenRun(size_t n, size_t len) {
+    Run run;
+    std::vector<int64_t> off(n + 1);
+    for (size_t s = 0; s <= n; ++s)
+        off[s] = int64_t(s * len);
+    for (size_t s = 0; s < n; ++s)
+        run.ids.push_back(std::string("s").append(std::to_string(s)));
+    run.offsets = Array<int64_t>(std::move(off));
+    return run;
+}
+
 // N sequences of L tokens; top-k lists (k = 16, geometric probabilities) for both kernels
 // at every token, and full logits (V = 32,000) at P positions; sized to about `gb` GB.
 Run bigRun(double gb) {
@@ -52,13 +65,7 @@ Run bigRun(double gb) {
     const size_t p = size_t(std::max(1.0, (gb * 1e9 - topkBytes - double(m) * 12) / rowBytes));
     std::mt19937_64 rng(5);
     std::normal_distribution<float> noise(0.0f, 1.0f);
-    Run run;
-    std::vector<int64_t> off(n + 1);
-    for (size_t s = 0; s <= n; ++s)
-        off[s] = int64_t(s * len);
-    for (size_t s = 0; s < n; ++s)
-        run.ids.push_back(std::string("s").append(std::to_string(s)));
-    run.offsets = Array<int64_t>(std::move(off));
+    Run run = evenRun(n, len);
     std::vector<int32_t> tokens(m), idsT(m * k), idsI(m * k);
     std::vector<float> lt(m), li(m), kt(m * k), ki(m * k);
     for (size_t i = 0; i < m; ++i) {
@@ -104,17 +111,11 @@ Run bigRun(double gb) {
 
 // About `gb` GB of SPEC 1.1 JSON Lines: log-probs only, 2,000-token sequences.
 Run jsonlRun(double gb) {
-    const size_t len = 2000, n = size_t(gb * 1e9 / (len * 52.0)), m = n * len;
+    const size_t len = 2000, n = size_t(gb * 1e9 / (len * 43.8)), m = n * len;   // 43.8 bytes a token
     std::mt19937_64 rng(9);
     std::exponential_distribution<double> ex(1.0);
     std::normal_distribution<double> noise(0.0, 1.0);
-    Run run;
-    std::vector<int64_t> off(n + 1);
-    for (size_t s = 0; s <= n; ++s)
-        off[s] = int64_t(s * len);
-    for (size_t s = 0; s < n; ++s)
-        run.ids.push_back(std::string("s").append(std::to_string(s)));
-    run.offsets = Array<int64_t>(std::move(off));
+    Run run = evenRun(n, len);
     std::vector<int32_t> tokens(m);
     std::vector<double> a(m), b(m);
     for (size_t i = 0; i < m; ++i) {
@@ -152,6 +153,28 @@ numerical:
     metric: kl_train_inf
     aggregate: mean
     max: 0.01
+)";
+
+// A JSON Lines run of log-probs only: clauses on what it has.
+const char* kLogprobContract = R"(kcx_contract: 1
+name: bench-bigrun-logprobs
+numerical:
+  - id: N1
+    metric: abs_log_ratio
+    aggregate: p99
+    max: 0.1
+    per_slice: task
+  - id: N2
+    metric: k3
+    aggregate: mean
+    max: 0.01
+statistical:
+  - id: S1
+    metric: abs_log_ratio
+    test: exceedance
+    level: 0.05
+    max: 0.05
+    per_slice: task
 )";
 
 void waitUntil(const std::function<bool()>& done) {
@@ -222,7 +245,7 @@ int main(int argc, char** argv) {
     const double fileMb = double(std::filesystem::file_size(path)) / (1024.0 * 1024.0);
     QFile c(QString::fromStdString(contractPath));
     c.open(QIODevice::WriteOnly | QIODevice::Truncate);
-    c.write(kContract);
+    c.write(st ? kContract : kLogprobContract);
     c.close();
 
     ui::MainWindow w;
@@ -236,7 +259,38 @@ int main(int argc, char** argv) {
     Probe probe;
 
     if (!st) {
-        // Progress and Cancel half way.
+        // The loader alone: how often it reports progress, and how soon it stops once the
+        // progress callback asks it to (Cancel) half way.
+        {
+            QElapsedTimer t;
+            t.start();
+            qint64 last = 0, gap = 0, asked = -1;
+            int calls = 0;
+            try {
+                loadRun(path, [&](double f) {
+                    const qint64 now = t.nsecsElapsed();
+                    gap = std::max(gap, now - last);
+                    last = now;
+                    ++calls;
+                    if (f >= 0.5) {
+                        if (asked < 0)
+                            asked = now;
+                        return false;
+                    }
+                    return true;
+                });
+                std::printf("loader: not cancelled?\n");
+            } catch (const Cancelled&) {
+                std::printf("loader: %d progress calls to half way, largest gap %.0f ms; asked to stop at %.0f ms, "
+                            "stopped %.1f ms later\n",
+                            calls, gap / 1e6, asked / 1e6, (t.nsecsElapsed() - asked) / 1e6);
+            }
+            t.start();
+            const Run whole = loadRun(path);
+            std::printf("loader: the whole run, %zu tokens, in %.0f ms (%.0f MB/s)\n", whole.tokenCount(),
+                        t.nsecsElapsed() / 1e6, fileMb / (t.nsecsElapsed() / 1e9));
+        }
+        // Progress and Cancel half way, in the window.
         int updates = 0;
         double lastFraction = 0;
         QElapsedTimer sinceUpdate, clock;
@@ -263,8 +317,8 @@ int main(int argc, char** argv) {
         cancel.start();
         w.session()->cancelLoad();
         waitUntil([&] { return failed || !w.session()->loading(); });
-        std::printf("cancel at %.0f%% (%.0f ms in, %d progress updates): the load ended %.1f ms later (\"%s\")\n",
-                    100 * lastFraction, atHalf, updates, cancel.nsecsElapsed() / 1e6, qPrintable(failure));
+        std::printf("window: Cancel at %.0f%% (%.0f ms in, %d progress updates): the window stopped loading %.1f ms later\n",
+                    100 * lastFraction, atHalf, updates, cancel.nsecsElapsed() / 1e6);
         // A full load, then the contract evaluated and the heatmap drawn.
         updates = 0;
         worstGap = 0;
