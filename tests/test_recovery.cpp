@@ -7,6 +7,7 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
+#include <QLabel>
 #include <QProcess>
 #include <QRandomGenerator>
 #include <QSignalSpy>
@@ -224,6 +225,43 @@ private slots:
                      qPrintable(failed.at(0).at(0).toString()));
         else
             QSKIP("the loader finished before it reported progress");
+    }
+
+    // A run rewritten after it loaded: the window keeps what it loaded, says so in the
+    // status bar at once, and Reload Run reads the new file (and the warning goes).
+    void runChangedAfterLoadingIsNoticed() {
+        const QString run = dir_.filePath("watched.jsonl");
+        const auto lines = [](int n) {
+            QByteArray text;
+            for (int i = 0; i < n; ++i)
+                text += QByteArray("{\"id\": \"s") + QByteArray::number(i) +
+                        "\", \"tokens\": [1, 2], \"logp_train\": [-1, -2], \"logp_inf\": [-1.5, -2]}\n";
+            return text;
+        };
+        writeAll(run, lines(3));
+        MainWindow w;
+        w.show();
+        w.openRun(run);
+        QTRY_VERIFY_WITH_TIMEOUT(w.session()->run() && !w.session()->loading(), 30000);
+        QCOMPARE(w.session()->run()->sequenceCount(), size_t(3));
+        QVERIFY(!w.runChangedOnDisk());
+        QTest::qWait(50);
+        writeAll(run, lines(5));
+        QTRY_VERIFY_WITH_TIMEOUT(w.runChangedOnDisk(), 10000);
+        QCOMPARE(w.session()->run()->sequenceCount(), size_t(3));   // not read behind the user's back
+        bool shown = false;
+        for (QLabel* l : w.findChildren<QLabel*>())
+            shown = shown || (l->isVisible() && l->text().contains("changed on disk"));
+        QVERIFY(shown);
+        w.reloadRun();
+        QTRY_VERIFY_WITH_TIMEOUT(w.session()->run() && w.session()->run()->sequenceCount() == 5 && !w.session()->loading(),
+                                 30000);
+        QVERIFY(!w.runChangedOnDisk());
+        for (QLabel* l : w.findChildren<QLabel*>())
+            QVERIFY(!(l->isVisible() && l->text().contains("changed on disk")));
+        // Removed: said too.
+        QFile::remove(run);
+        QTRY_VERIFY_WITH_TIMEOUT(w.runChangedOnDisk(), 10000);
     }
 };
 

@@ -37,6 +37,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), session_(new Sess
     buildMenus();
     buildDiscover();   // a tab and Review menu entries
     buildStatusBar();
+    watchRun();
     setUpRecovery();
 
     connect(session_, &Session::evaluated, this, &MainWindow::showEvaluation);

@@ -46,6 +46,10 @@ public:
     // drawn it (what `kcx open --screenshot` waits for).
     bool settled() const;
     QString settleState() const;   // what settled() still waits for, for people
+    // The run's file changed on disk after it was loaded (size or modification time): the
+    // window keeps showing what it loaded and says so; File > Reload Run reads it again.
+    bool runChangedOnDisk() const { return runChanged_; }
+    void reloadRun();
 
 signals:
     void settledChanged();
@@ -77,6 +81,9 @@ private:
     void convertRun();
     // main_window_discover.cpp: "Where is it hiding?", suggested thresholds, the report.
     void buildDiscover();
+    // main_window_runwatch.cpp: notice when the loaded run's file changes on disk.
+    void watchRun();
+    void runFileChanged();
     bool saveContract(bool askPath);
     void contractFileChanged(const QString& path);
     void saveScreenshot();
@@ -103,6 +110,10 @@ private:
     QMenu* recentMenu_ = nullptr;
     QStringList recent_;   // newest first; read once, written in the background
     QFileSystemWatcher* watcher_ = nullptr;
+    QFileSystemWatcher* runWatcher_ = nullptr;
+    QLabel* runChangedLabel_ = nullptr;
+    qint64 runSize_ = -1, runMtime_ = -1;   // of the loaded run's file, when it was loaded
+    bool runChanged_ = false;
     std::string demoContract_;
     bool evaluatedOnce_ = false;
     bool ignoreNextChange_ = false;
