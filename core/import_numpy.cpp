@@ -14,6 +14,7 @@
 #include <map>
 #include <set>
 
+#include "core/json_scan.h"
 #include "core/tensor_run.h"
 #include "core/zip_archive.h"
 
@@ -266,26 +267,6 @@ void parseLocated(Located& a) {
     a.header = parseNpyHeader(a.bytes, [&](uint64_t off, const std::string& m) { return errorAt(a, off, m); });
 }
 
-std::string utf8Of(uint32_t cp) {
-    std::string out;
-    if (cp < 0x80) {
-        out += char(cp);
-    } else if (cp < 0x800) {
-        out += char(0xC0 | (cp >> 6));
-        out += char(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        out += char(0xE0 | (cp >> 12));
-        out += char(0x80 | ((cp >> 6) & 0x3F));
-        out += char(0x80 | (cp & 0x3F));
-    } else {
-        out += char(0xF0 | (cp >> 18));
-        out += char(0x80 | ((cp >> 12) & 0x3F));
-        out += char(0x80 | ((cp >> 6) & 0x3F));
-        out += char(0x80 | (cp & 0x3F));
-    }
-    return out;
-}
-
 // The strings of a <U / |S array (trailing NULs dropped, as numpy does).
 std::vector<std::string> stringsOf(const Located& a, bool utf32) {
     const NpyHeader& h = a.header;
@@ -299,7 +280,7 @@ std::vector<std::string> stringsOf(const Located& a, bool utf32) {
                 if (cp > 0x10FFFF || (cp >= 0xD800 && cp < 0xE000))
                     throw errorAt(a, h.dataOffset + i * h.itemSize + 4 * c,
                                   "not a Unicode code point: " + std::to_string(cp));
-                s += utf8Of(cp);
+                appendUtf8(s, cp);
             }
         } else {
             s.assign(reinterpret_cast<const char*>(p), size_t(h.itemSize));

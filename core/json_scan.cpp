@@ -36,6 +36,8 @@ std::string describe(std::string_view s, size_t p, size_t end) {
     return std::string("'") + c + "'";
 }
 
+}  // namespace
+
 void appendUtf8(std::string& out, uint32_t cp) {
     if (cp < 0x80) {
         out += char(cp);
@@ -53,7 +55,6 @@ void appendUtf8(std::string& out, uint32_t cp) {
         out += char(0x80 | (cp & 0x3F));
     }
 }
-}  // namespace
 
 void JsonScanner::expect(char c, const char* what) {
     if (!consume(c))

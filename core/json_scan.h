@@ -9,6 +9,9 @@
 
 namespace kcx {
 
+// Appends code point cp (at most 0x10FFFF) as UTF-8.
+void appendUtf8(std::string& out, uint32_t cp);
+
 struct ScanError {
     size_t offset;        // byte offset into the scanned text
     std::string message;

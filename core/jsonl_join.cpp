@@ -11,6 +11,7 @@
 #include "core/errors.h"
 #include "core/json_scan.h"
 #include "core/jsonl_parts.h"
+#include "core/tensor_run.h"
 #include "core/loader.h"
 
 namespace kcx {
@@ -213,35 +214,16 @@ struct FileText {
     std::string owned;
     const char* data = nullptr;
     size_t size = 0;
-    void* map = nullptr;
-    ~FileText() {
-        if (map)
-            munmap(map, size);
-    }
+    std::shared_ptr<const tensors::Mapping> map;
     std::string_view view() const { return {data, size}; }
 };
 
 void readPlain(const std::string& path, FileText& out) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        throw InputError::inFile(path, std::string("cannot open: ") + std::strerror(errno));
-    struct stat st {};
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        ::close(fd);
-        throw InputError::inFile(path, "not a regular file");
-    }
-    out.size = size_t(st.st_size);
-    if (out.size > 0) {
-        out.map = mmap(nullptr, out.size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (out.map == MAP_FAILED) {
-            out.map = nullptr;
-            ::close(fd);
-            throw InputError::inFile(path, std::string("cannot map: ") + std::strerror(errno));
-        }
-        madvise(out.map, out.size, MADV_SEQUENTIAL);
-        out.data = static_cast<const char*>(out.map);
-    }
-    ::close(fd);
+    out.map = tensors::mapFile(path);
+    out.size = out.map->size;
+    out.data = reinterpret_cast<const char*>(out.map->data);
+    if (out.size)
+        madvise(const_cast<unsigned char*>(out.map->data), out.size, MADV_SEQUENTIAL);
 }
 
 // A JSON Lines run is read whole: its arrays take about as much memory as its text (a
