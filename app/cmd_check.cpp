@@ -31,14 +31,7 @@ std::string sliceText(const Result& r) {
 // be decided (too few samples, no values) carries no bounds; those come from its clause.
 std::string thresholdText(const Result& r, const Contract& contract) {
     auto f = [](double v) { return human(v); };
-    std::optional<double> lo = r.min, hi = r.max;
-    const Clause* c = contract.find(r.clause);
-    if (!lo && !hi && c && r.aggregate != "coverage" && r.aggregate != "nonfinite_fraction") {
-        if (c->min)
-            lo = c->min->value;
-        if (c->max)
-            hi = c->max->value;
-    }
+    const auto [lo, hi] = comparedBounds(r, contract);
     const bool exceedance = r.family == Family::Statistical && r.aggregate == "exceedance";
     const bool mean = r.family == Family::Statistical && r.aggregate == "mean";
     if (exceedance && hi)

@@ -40,7 +40,7 @@ std::shared_ptr<Run> syntheticRun(size_t tokens, size_t seqLen) {
     for (int t = 0; t < 10; ++t)
         run->slices.values[0].push_back("task" + std::to_string(t));
     for (size_t s = 0; s < n; ++s) {
-        run->ids.push_back("s" + std::to_string(s));
+        run->ids.push_back(std::string("s").append(std::to_string(s)));   // GCC 12 -Wrestrict false positive
         run->slices.codes.push_back(int32_t(s % 10));
     }
     run->offsets = Array<int64_t>(std::move(off));

@@ -54,6 +54,18 @@ bool matches(const EscalationRule& rule, const Contract& contract, const Result&
 
 }  // namespace
 
+std::pair<std::optional<double>, std::optional<double>> comparedBounds(const Result& r, const Contract& contract) {
+    std::optional<double> lo = r.min, hi = r.max;
+    const Clause* c = contract.find(r.clause);
+    if (!lo && !hi && c && r.aggregate != "coverage" && r.aggregate != "nonfinite_fraction") {
+        if (c->min)
+            lo = c->min->value;
+        if (c->max)
+            hi = c->max->value;
+    }
+    return {lo, hi};
+}
+
 Action escalate(const Contract& contract, const Result& result, const std::string& stage) {
     if (result.status == Status::Pass)
         return Action::Pass;

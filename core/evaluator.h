@@ -83,6 +83,11 @@ private:
 // `warn` when no rule matches a non-pass result; `pass` for a pass).
 Action escalate(const Contract& contract, const Result& result, const std::string& stage);
 
+// The bounds a result was (or would have been) compared with: its own, or, for a result
+// that could not be decided (too few samples, no values) and so carries none, its
+// clause's (not for coverage and nonfinite_fraction, whose bounds are not min/max).
+std::pair<std::optional<double>, std::optional<double>> comparedBounds(const Result& r, const Contract& contract);
+
 // One-shot convenience: evaluate a contract against a run.
 Evaluation evaluateContract(const Contract& contract, std::shared_ptr<const Run> run,
                             const EvaluateOptions& options = {}, const Progress& progress = {});

@@ -159,7 +159,9 @@ private slots:
 
         // The contract's threshold edited on disk: contract and results changed.
         std::string edited = contractText_;
-        edited.insert(edited.find("max: ") + 5, "1");
+        const size_t maxAt = edited.find("max: ");
+        QVERIFY(maxAt != std::string::npos);
+        edited.insert(maxAt + 5, 1, '1');
         spit(contractPath_, edited);
         panel.refresh();
         QTRY_VERIFY_WITH_TIMEOUT(!panel.busy(), 60000);

@@ -18,14 +18,8 @@ QString reportNumber(double v) { return formatValue(v, 4); }
 QString reportSlice(const Result& r) { return ResultsModel::sliceText(r); }
 
 QString reportThreshold(const Result& r, const Contract& contract) {
-    std::optional<double> lo = r.min, hi = r.max;
+    const auto [lo, hi] = comparedBounds(r, contract);
     const Clause* c = contract.find(r.clause);
-    if (!lo && !hi && c && r.aggregate != "coverage" && r.aggregate != "nonfinite_fraction") {
-        if (c->min)
-            lo = c->min->value;
-        if (c->max)
-            hi = c->max->value;
-    }
     QString t;
     if (lo && hi)
         t = QStringLiteral("[%1, %2]").arg(reportNumber(*lo), reportNumber(*hi));
