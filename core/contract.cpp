@@ -18,6 +18,7 @@
 #include <yaml-cpp/parser.h>
 
 #include "core/contract.h"
+#include "core/json_scan.h"
 #include "core/contract_parse.h"
 #include "core/errors.h"
 
@@ -317,6 +318,16 @@ void parseEscalation(const Doc& doc, const Entry& entry, Contract& c) {
 }
 
 Contract parse(const std::string& text, const std::string& name) {
+    // YAML and JSON are Unicode text; anything else would reach reports, JSON output and
+    // sign-off records as bytes no UTF-8 reader accepts.
+    if (const size_t bad = firstInvalidUtf8(text); bad != std::string::npos) {
+        int64_t line = 0, column = 0;
+        lineColumn(text, bad, line, column);
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "0x%02X", unsigned(static_cast<unsigned char>(text[bad])));
+        throw InputError::atText(name, line, column, std::string("invalid UTF-8 (byte ") + hex +
+                                                         "): a contract is UTF-8 text; save it as UTF-8");
+    }
     Doc doc(text, name);
     const size_t bom = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;
     const size_t first = text.find_first_not_of(" \t\r\n", bom);

@@ -287,6 +287,8 @@ std::vector<std::string> stringsOf(const Located& a, bool utf32) {
         }
         while (!s.empty() && s.back() == '\0')
             s.pop_back();
+        if (const size_t bad = firstInvalidUtf8(s); bad != std::string::npos)   // |S bytes: KCX's text is UTF-8
+            throw errorAt(a, h.dataOffset + i * h.itemSize + bad, "invalid UTF-8 in a byte string (|S): ids and labels are UTF-8 text");
         out.push_back(std::move(s));
     }
     return out;

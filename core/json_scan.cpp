@@ -1,8 +1,9 @@
-#include <cctype>
 #include "core/json_scan.h"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "core/run.h"
@@ -37,6 +38,54 @@ std::string describe(std::string_view s, size_t p, size_t end) {
 }
 
 }  // namespace
+
+size_t utf8Length(const unsigned char* p, size_t avail) {
+    if (avail == 0)
+        return 0;
+    const unsigned char c = p[0];
+    if (c < 0x80)
+        return 1;
+    size_t n;
+    uint32_t min;
+    if (c >= 0xC2 && c <= 0xDF) {
+        n = 2;
+        min = 0x80;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        min = 0x800;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        min = 0x10000;
+    } else {
+        return 0;   // a continuation byte, an overlong lead (C0, C1) or beyond F4
+    }
+    if (avail < n)
+        return 0;
+    uint32_t cp = c & (0xFF >> (n + 1));
+    for (size_t i = 1; i < n; ++i) {
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (p[i] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp < 0xE000))
+        return 0;
+    return n;
+}
+
+size_t firstInvalidUtf8(std::string_view s) {
+    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+    for (size_t i = 0; i < s.size();) {
+        if (p[i] < 0x80) {
+            ++i;
+            continue;
+        }
+        const size_t n = utf8Length(p + i, s.size() - i);
+        if (n == 0)
+            return i;
+        i += n;
+    }
+    return std::string_view::npos;
+}
 
 void appendUtf8(std::string& out, uint32_t cp) {
     if (cp < 0x80) {
@@ -88,6 +137,16 @@ void JsonScanner::string(std::string& out) {
         }
         if ((unsigned char)c < 0x20)
             fail("control character inside a string");
+        if ((unsigned char)c >= 0x80) {
+            const size_t n = utf8Length(reinterpret_cast<const unsigned char*>(s_.data() + p_), end_ - p_);
+            if (n == 0) {
+                char hex[8];
+                std::snprintf(hex, sizeof hex, "0x%02X", unsigned((unsigned char)c));
+                fail(std::string("invalid UTF-8 (byte ") + hex + ") inside a string: JSON text is UTF-8");
+            }
+            p_ += n;
+            continue;
+        }
         if (c != '\\') {
             ++p_;
             continue;
@@ -132,6 +191,8 @@ void JsonScanner::string(std::string& out) {
                 else
                     fail("unpaired surrogate in \\u escape");
             }
+            if (cp >= 0xD800 && cp < 0xE000)   // a lone half of a pair has no UTF-8 form
+                fail("unpaired surrogate in \\u escape");
             appendUtf8(out, cp);
             break;
         }

@@ -9,8 +9,13 @@
 
 namespace kcx {
 
-// Appends code point cp (at most 0x10FFFF) as UTF-8.
+// Appends code point cp (at most 0x10FFFF, not a surrogate) as UTF-8.
 void appendUtf8(std::string& out, uint32_t cp);
+// The length of the well-formed UTF-8 sequence at p (1-4), or 0 when it is not one
+// (overlong forms, surrogates and code points beyond 0x10FFFF are not).
+size_t utf8Length(const unsigned char* p, size_t avail);
+// The offset of the first byte that is not part of well-formed UTF-8; npos when none.
+size_t firstInvalidUtf8(std::string_view s);
 
 struct ScanError {
     size_t offset;        // byte offset into the scanned text

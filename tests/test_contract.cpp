@@ -209,13 +209,38 @@ private slots:
     // fuzz_contract's finding: yaml-cpp 0.7 never finished this 210-byte text (it built
     // nodes until memory ran out). Now a clear error at once.
     void runawayYamlIsStopped() {
-        const std::string text = std::string(", " "\x22" "name" "\x22" ": " "\x22" "kcx" "\x0d" "gat" "\x00" "em" "\x22" "9.99an" "\x22" ", " "\x22" "min" "\x22" ": 0.95}], " "\x22" "statistn" "\x22" ": " "\x22" "block_promotion" "\x22" "}, {" "\x22" "default" "\x22" ": " "\x22" "`a{" "\x22" "kcocx_ntra" "\xe2" "t" "\x22" ": 1, " "\x22" "name" "\x22" ": " "\x22" "kcx" "\x0d" "gat" "\x00" "em" "\x22" "9.99an" "\x22" ", " "\x22" "min" "\x22" ": 0.95}], " "\x22" "statistn" "\x22" ": " "\x22" "block_promotion" "\x22" "}, {" "\x22" "default" "\x22" ": " "\x22" "`arn" "\x22" "}]}", 210);
+        const std::string text = std::string(", " "\x22" "name" "\x22" ": " "\x22" "kcx" "\x0d" "gat" "\x00" "em" "\x22" "9.99an" "\x22" ", " "\x22" "min" "\x22" ": 0.95}], " "\x22" "statistn" "\x22" ": " "\x22" "block_promotion" "\x22" "}, {" "\x22" "default" "\x22" ": " "\x22" "`a{" "\x22" "kcocx_ntra" "a" "t" "\x22" ": 1, " "\x22" "name" "\x22" ": " "\x22" "kcx" "\x0d" "gat" "\x00" "em" "\x22" "9.99an" "\x22" ", " "\x22" "min" "\x22" ": 0.95}], " "\x22" "statistn" "\x22" ": " "\x22" "block_promotion" "\x22" "}, {" "\x22" "default" "\x22" ": " "\x22" "`arn" "\x22" "}]}", 210);
         try {
             parseContract(text, "slow.yaml");
             QFAIL("the runaway text parsed");
         } catch (const InputError& e) {
-            QVERIFY2(std::string(e.what()).rfind("slow.yaml:", 0) == 0, e.what());
+            // (The fuzzer's text had one stray byte 0xE2, which the UTF-8 check now stops
+            // first; it is an 'a' here so that the event budget is what stops it.)
+            QVERIFY2(std::string(e.what()).rfind("slow.yaml:", 0) == 0 &&
+                         std::string(e.what()).find("did not come to an end") != std::string::npos,
+                     e.what());
         }
+    }
+
+    // Contracts are UTF-8: a stray byte is an error at its line and column (the fuzzer's
+    // find: a byte 0xFF in an observability value reached the JSON output and threw there).
+    void invalidUtf8IsAnErrorAtItsPlace() {
+        const std::string text = "kcx_contract: 1\nname: x\nobservability:\n  - id: O1\n"
+                                 "    require: {inf.name: de\xffmo}\n";
+        try {
+            parseContract(text, "bytes.yaml");
+            QFAIL("invalid UTF-8 parsed");
+        } catch (const InputError& e) {
+            // Line 5, column 27: "    require: {inf.name: de" is 26 characters.
+            QVERIFY2(std::string(e.what()).rfind("bytes.yaml:5:27: invalid UTF-8 (byte 0xFF)", 0) == 0, e.what());
+        }
+        // Overlong forms and surrogates are not UTF-8 either; real multi-byte text is.
+        for (const char* bad : {"\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xe2\x82"}) {
+            const std::string t = std::string("kcx_contract: 1\nname: \"") + bad + "\"\n";
+            QVERIFY_THROWS_EXCEPTION(InputError, parseContract(t, "b.yaml"));
+        }
+        const Contract ok = parseContract("kcx_contract: 1\nname: \"Kontrakt \u00e9\u2227\U0001F600\"\n", "ok.yaml");
+        QCOMPARE(ok.name, std::string("Kontrakt \u00e9\u2227\U0001F600"));
     }
 
     void specExample() {

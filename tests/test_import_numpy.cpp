@@ -449,6 +449,10 @@ private slots:
         std::memcpy(&bomb[cd + 24], &huge, 4);
         err = errorOf([&] { loadRun(write("bomb.npz", bomb)); });
         QVERIFY2(err.find("more than deflate can produce") != std::string::npos, err.c_str());
+        // Byte-string ids must be UTF-8 text, as every id and label in KCX is.
+        err = brokenMember("ids.npy", npy("|S2", {3}, std::string("a\xff" "bb" "cc", 6)));
+        QVERIFY2(err.find("member 'ids.npy'") != std::string::npos && err.find("invalid UTF-8") != std::string::npos,
+                 err.c_str());
         // Deflated members are inflated into memory: beyond the limit the archive is refused
         // before anything is inflated, saying why; stored members are mapped, not counted.
         const std::string packed = write("packed.npz", zipOf(runEntries(true)));

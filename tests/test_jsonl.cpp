@@ -184,6 +184,34 @@ private slots:
 
     // fuzz_jsonl's finding: empty text read past the chunk table (ASan). Now a clear error
     // or an empty run, never a crash.
+    // JSON text is UTF-8: a stray byte in an id or label, or a lone surrogate escape, is an
+    // error at its line and column, not bytes that later break JSON output or reports.
+    void invalidUtf8IsAnError() {
+        const std::string line = R"("tokens": [1], "logp_train": [-1], "logp_inf": [-1.5]})";
+        const auto errorOf = [](const std::string& text) -> std::string {
+            try {
+                parseJsonl(text, "u.jsonl");
+            } catch (const InputError& e) {
+                return e.what();
+            }
+            return "(no error)";
+        };
+        std::string err = errorOf("{\"id\": \"a\xff\", " + line + "\n");
+        QVERIFY2(err.rfind("u.jsonl:1:", 0) == 0 && err.find("invalid UTF-8 (byte 0xFF)") != std::string::npos, err.c_str());
+        err = errorOf("{\"id\": \"a\", " + line + "\n{\"id\": \"b\", \"slices\": {\"task\": \"m\xc3\"}, " + line + "\n");
+        QVERIFY2(err.rfind("u.jsonl:2:", 0) == 0 && err.find("invalid UTF-8") != std::string::npos, err.c_str());
+        err = errorOf("{\"id\": \"\\udc00\", " + line + "\n");
+        QVERIFY2(err.find("unpaired surrogate") != std::string::npos, err.c_str());
+        err = errorOf("{\"id\": \"\\ud800x\", " + line + "\n");
+        QVERIFY2(err.find("unpaired surrogate") != std::string::npos, err.c_str());
+        // Real multi-byte text, raw and escaped, passes through unchanged.
+        const Run r = parseJsonl("{\"id\": \"\xc3\xa9\xe2\x88\xa7\xf0\x9f\x98\x80\", \"slices\": {\"lang\": \"\\u00e9\\ud83d\\ude00\"}, " +
+                                     line + "\n",
+                                 "ok.jsonl");
+        QCOMPARE(r.ids[0], std::string("\xc3\xa9\xe2\x88\xa7\xf0\x9f\x98\x80"));
+        QCOMPARE(r.slices.values[0][0], std::string("\xc3\xa9\xf0\x9f\x98\x80"));
+    }
+
     void emptyTextIsSafe() {
         try {
             const Run r = parseJsonl("", "empty.jsonl");
