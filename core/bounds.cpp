@@ -82,6 +82,8 @@ Input epsilonOf(const Contract& contract, MetricEngine& engine) {
     if (auto g = guarantee(contract, {"logit_drift"}))
         return {g->value, "epsilon = contract guarantee (clause " + g->clause + ": max logit_drift <= " +
                               num(g->value) + ")"};
+    if (!engine.run().hasLogits())   // no array of NaN for a run without logits
+        return {std::nullopt, "epsilon: needs full logits or a logit_drift clause"};
     const auto drift = engine.get("logit_drift");
     if (auto m = maxOf(engine, "logit_drift"))
         return {*m, "epsilon = observed max logit_drift over " + std::to_string(drift->count) +
@@ -128,7 +130,9 @@ std::vector<BoundStep> boundChain(const Contract& contract, MetricEngine& engine
     } else {
         tv.title = "per-token TV: no bound (needs full logits or a logit_drift clause)";
     }
-    {
+    if (!engine.run().hasLogits() && !engine.run().hasTopK()) {
+        tv.observedName = "tv: needs full logits or top-k";
+    } else {
         const auto exact = engine.get("tv");
         if (auto m = maxOf(engine, "tv")) {
             tv.observed = m;

@@ -164,20 +164,23 @@ void MetricEngine::computeGroup(std::string_view name, const Progress& progress)
     const auto keep = [&](const std::string& n) {
         if (n == name || info.level != MetricLevel::Token)
             return true;
-        return info.needs == "logits" && (n == "tv" || n == "kl_train_inf" || n == detail::kLogitTop1);
+        return info.needs == "logits" && run.hasLogits() &&
+               (n == "tv" || n == "kl_train_inf" || n == detail::kLogitTop1);
     };
     if (info.needs == "logits") {
         results = detail::logitMetrics(run, options_, progress, name == "js", keep);
     } else if (info.needs == "topk|logits") {
-        // The exact full-logit values win where logits exist, so those come first.
-        const auto tv = get("tv", progress);
-        const auto kl = get("kl_train_inf", progress);
-        std::shared_ptr<const MetricValues> top1;
-        {
+        // The exact full-logit values win where logits exist, so those come first (without
+        // logits they are never read: no arrays of NaN for them).
+        static const MetricValues none;
+        std::shared_ptr<const MetricValues> tv, kl, top1;
+        if (run.hasLogits()) {
+            tv = get("tv", progress);
+            kl = get("kl_train_inf", progress);
             std::lock_guard lock(mutex_);
             top1 = cache_.at(detail::kLogitTop1);
         }
-        results = detail::topkMetrics(run, options_, *tv, *kl, *top1, progress);
+        results = detail::topkMetrics(run, options_, tv ? *tv : none, kl ? *kl : none, top1 ? *top1 : none, progress);
     } else if (info.level == MetricLevel::Sequence) {
         results = detail::sequenceMetrics(run, options_, progress);
     } else if (info.level == MetricLevel::Run) {
