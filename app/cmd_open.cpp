@@ -7,6 +7,7 @@
 #include <QTimer>
 
 #include <cstdio>
+#include <memory>
 
 #include "app/commands.h"
 #include "app/demo_contract.h"
@@ -20,7 +21,7 @@ namespace {
 // Saves the window once it has settled (loaded, evaluated, heatmap drawn), then quits.
 void screenshotWhenSettled(ui::MainWindow* w, const QString& out, int* exitCode) {
     auto* timer = new QTimer(w);
-    auto* clock = new QElapsedTimer;
+    auto clock = std::make_shared<QElapsedTimer>();   // lives as long as the lambda
     clock->start();
     timer->setInterval(50);
     const int timeoutMs = qEnvironmentVariableIsSet("KCX_SCREENSHOT_TIMEOUT")

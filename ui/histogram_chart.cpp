@@ -134,6 +134,8 @@ void HistogramChart::rebuild() {
     lower->append(h->edge(0), base);
     lower->append(h->edge(bins), base);
     area_ = new QAreaSeries(upper, lower);
+    upper->setParent(area_);   // an area series does not own its lines
+    lower->setParent(area_);
     area_->setName(tr("%1 values").arg(countText(h->shown)));
     area_->setColor(QColor(0x4c, 0x78, 0xa8, 200));
     area_->setBorderColor(QColor(0x2f, 0x4b, 0x7c));

@@ -84,6 +84,8 @@ ReportFigure histogramFigure(const Histogram& h, const std::vector<ValueLine>& l
     lower->append(h.edge(0), base);
     lower->append(h.edge(bins), base);
     auto* area = new QAreaSeries(upper, lower);
+    upper->setParent(area);   // an area series does not own its lines
+    lower->setParent(area);
     area->setName(QStringLiteral("%1 values").arg(countText(h.shown)));
     area->setColor(QColor(0x4c, 0x78, 0xa8, 200));
     area->setBorderColor(QColor(0x2f, 0x4b, 0x7c));

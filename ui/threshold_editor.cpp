@@ -42,6 +42,11 @@ ThresholdEditor::ThresholdEditor(Session* session, QUndoStack* undo, QWidget* pa
     rebuild();
 }
 
+ThresholdEditor::~ThresholdEditor() {
+    for (Row* r : rows_)
+        delete r;
+}
+
 void ThresholdEditor::setClause(const QString& clauseId) {
     if (clauseId == clause_)
         return;

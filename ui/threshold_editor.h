@@ -20,6 +20,7 @@ class ThresholdEditor : public QWidget {
     Q_OBJECT
 public:
     ThresholdEditor(Session* session, QUndoStack* undo, QWidget* parent = nullptr);
+    ~ThresholdEditor() override;
 
     void setClause(const QString& clauseId);   // empty: nothing to edit
     QString clause() const { return clause_; }
