@@ -86,7 +86,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), session_(new Sess
     updateTitle();
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow() {
+    // The children are destroyed after this body, and some emit on the way (an undo stack
+    // that is not clean emits cleanChanged): no signal may reach the half-destroyed window
+    // (UBSan: a slot called on an object that is no longer a MainWindow).
+    for (QObject* child : findChildren<QObject*>())
+        QObject::disconnect(child, nullptr, this, nullptr);
+}
 
 void MainWindow::buildPanels() {
     auto* central = new QWidget(this);
