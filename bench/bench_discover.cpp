@@ -52,7 +52,7 @@ std::shared_ptr<Run> syntheticRun(size_t tokens) {
                 task = c;
         }
         run->ids.push_back(std::string("s").append(std::to_string(run->ids.size())));
-        run->runtime.push_back({{"batch_size", 8 << (rng() % 6)}, {"kernel_version", "v" + std::to_string(rng() % 3)}});
+        run->runtime.push_back({{"batch_size", 8 << (rng() % 6)}, {"kernel_version", std::string("v").append(std::to_string(rng() % 3))}});
         for (size_t p = 0; p < T; ++p) {
             const float lp = -ex(rng);
             const float scale = task == 3 && p >= 1024 ? 2.0f : 1.0f;

@@ -20,7 +20,7 @@ struct RunBuilder {
         std::vector<int32_t> tok;
         std::vector<double> a, b;
         for (size_t s = 0; s < train.size(); ++s) {
-            run->ids.push_back("s" + std::to_string(s));
+            run->ids.push_back(std::string("s").append(std::to_string(s)));   // (GCC 12 -Wrestrict false positive)
             off.push_back(off.back() + int64_t(train[s].size()));
             a.insert(a.end(), train[s].begin(), train[s].end());
             b.insert(b.end(), inf[s].begin(), inf[s].end());
