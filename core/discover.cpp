@@ -309,7 +309,7 @@ Discovery discover(MetricEngine& engine, const DiscoverOptions& o, const Progres
     d.sequences = run.sequenceCount();
 
     // The keys: labeled ones, then derived ones.
-    DerivedSlices derived(engine);
+    DerivedSlices& derived = engine.derived();
     std::vector<std::string> names = o.keys;
     if (names.empty()) {
         names = run.slices.keys;

@@ -72,7 +72,7 @@ bool usesDerivedKeys(const Clause& c) {
 void buildDerivedState(const Clause& c, MetricEngine& engine, const MetricValues& values, ClauseState& st) {
     const Run& run = engine.run();
     const bool token = values.level == MetricLevel::Token;
-    DerivedSlices derived(engine);
+    DerivedSlices& derived = engine.derived();
     auto codesOf = [&](const std::string& key) -> std::shared_ptr<const DerivedCodes> {
         try {
             auto codes = derived.get(key);

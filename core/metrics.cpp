@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "core/derived_slices.h"
 #include "core/metrics_kernels.h"
 #include "core/parallel.h"
 #include "core/quantile.h"
@@ -110,6 +111,15 @@ Summary summarize(const MetricValues& v, int threads) {
 
 MetricEngine::MetricEngine(std::shared_ptr<const Run> run, MetricOptions options)
     : run_(std::move(run)), options_(options) {}
+
+MetricEngine::~MetricEngine() = default;
+
+DerivedSlices& MetricEngine::derived() {
+    std::lock_guard lock(mutex_);
+    if (!derived_)
+        derived_ = std::make_unique<DerivedSlices>(*this);
+    return *derived_;
+}
 
 void MetricEngine::clear() {
     std::lock_guard lock(mutex_);

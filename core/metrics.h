@@ -57,9 +57,12 @@ struct Summary {
 };
 Summary summarize(const MetricValues& values, int threads = 0);
 
+class DerivedSlices;   // core/derived_slices.h
+
 class MetricEngine {
 public:
     explicit MetricEngine(std::shared_ptr<const Run> run, MetricOptions options = {});
+    ~MetricEngine();
     const Run& run() const { return *run_; }
     const MetricOptions& options() const { return options_; }
 
@@ -78,12 +81,17 @@ public:
     // Drops cached arrays (memory) — they are recomputed on demand.
     void clear();
 
+    // The run's derived slice keys (derived.pos_bucket, ...), computed on first use and
+    // shared by everything that reads this engine: evaluator, discovery, heatmap.
+    DerivedSlices& derived();
+
 private:
     std::shared_ptr<const Run> run_;
     MetricOptions options_;
     std::mutex mutex_;
     std::map<std::string, std::shared_ptr<const MetricValues>, std::less<>> cache_;
     std::map<std::string, Moments, std::less<>> moments_;
+    std::unique_ptr<DerivedSlices> derived_;
     void computeGroup(std::string_view name, const Progress& progress);
 };
 

@@ -253,6 +253,8 @@ private slots:
         for (QLabel* l : w.findChildren<QLabel*>())
             shown = shown || (l->isVisible() && l->text().contains("changed on disk"));
         QVERIFY(shown);
+        if (const QString shot = qEnvironmentVariable("KCX_WINDOW_SCREENSHOT"); !shot.isEmpty())
+            QVERIFY(w.grab().save(shot));
         w.reloadRun();
         QTRY_VERIFY_WITH_TIMEOUT(w.session()->run() && w.session()->run()->sequenceCount() == 5 && !w.session()->loading(),
                                  30000);

@@ -69,14 +69,11 @@ HeatmapPanel::HeatmapPanel(Session* session, QWidget* parent) : QWidget(parent),
         view_->setData(session_->run(), v, name);
     });
     connect(session_, &Session::runLoaded, this, [this] {
-        // Derived keys' codes, computed once per run on first use (in the index's worker);
-        // the lookup holds the engine, which the codes' computation reads.
-        derived_.reset();
+        // Derived keys' codes: the engine's, computed once per run on first use (here in
+        // the index's worker) and shared with the evaluator and discovery.
         view_->setDerivedLookup({});
-        if (auto engine = session_->engine()) {
-            derived_ = std::make_shared<DerivedSlices>(*engine);
-            view_->setDerivedLookup([engine, derived = derived_](const std::string& key) { return derived->get(key); });
-        }
+        if (auto engine = session_->engine())
+            view_->setDerivedLookup([engine](const std::string& key) { return engine->derived().get(key); });
         fillRowChoices();
         session_->requestMetric(metric_->currentText());
     });
@@ -103,12 +100,13 @@ void HeatmapPanel::fillRowChoices() {
     for (const auto& key : run->slices.keys)
         rows_->addItem(tr("slices by %1").arg(QString::fromStdString(key)),
                        QStringList{QStringLiteral("slices"), QString::fromStdString(key)});
-    // Derived keys (docs/slices.md): position, length, p_inf, entropy, top-1 agreement, runtime.
-    if (derived_)
-        for (const auto& key : derived_->available())
+    rows_->addItem(tr("all sequences, most divergent first"), QStringList{QStringLiteral("all")});
+    // Derived keys (docs/slices.md): position, length, p_inf, entropy, top-1 agreement,
+    // runtime. After "all sequences", so that a run without labels still opens on it.
+    if (const auto engine = session_->engine())
+        for (const auto& key : engine->derived().available())
             rows_->addItem(tr("slices by %1").arg(QString::fromStdString(key)),
                            QStringList{QStringLiteral("slices"), QString::fromStdString(key)});
-    rows_->addItem(tr("all sequences, most divergent first"), QStringList{QStringLiteral("all")});
     for (size_t k = 0; k < run->slices.keys.size(); ++k)
         for (const auto& value : run->slices.values[k])
             rows_->addItem(tr("sequences of %1 = %2").arg(QString::fromStdString(run->slices.keys[k]), QString::fromStdString(value)),

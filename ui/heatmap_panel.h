@@ -16,7 +16,6 @@ class QLabel;
 
 namespace kcx {
 struct MetricValues;
-class DerivedSlices;
 }
 
 namespace kcx::ui {
@@ -59,7 +58,6 @@ private:
     QCheckBox* log_;
     QLabel* note_;
     std::shared_ptr<const MetricValues> values_;
-    std::shared_ptr<DerivedSlices> derived_;   // codes of derived.* keys for the loaded run
 };
 
 }  // namespace kcx::ui

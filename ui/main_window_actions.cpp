@@ -60,6 +60,10 @@ void MainWindow::buildMenus() {
     });
     file->addAction(tr("Open &Demo"), this, &MainWindow::openDemo);
     recentMenu_ = file->addMenu(tr("Open &Recent"));
+    // Reads the run's file again: after the window said it changed on disk (main_window_runwatch.cpp).
+    QAction* reload = file->addAction(tr("Re&load Run"), this, &MainWindow::reloadRun);
+    reload->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R));
+    reload->setToolTip(tr("Read the run's file again"));
     rebuildRecentMenu();
     file->addSeparator();
     QAction* save = file->addAction(tr("&Save Contract"), this, [this] { saveContract(false); });

@@ -6,8 +6,6 @@
 #include <QFileInfo>
 #include <QFileSystemWatcher>
 #include <QLabel>
-#include <QMenu>
-#include <QMenuBar>
 #include <QStatusBar>
 #include <QTimer>
 
@@ -34,21 +32,6 @@ void MainWindow::watchRun() {
     runChangedLabel_->hide();
     statusBar()->addPermanentWidget(runChangedLabel_);
 
-    QAction* reload = new QAction(tr("Re&load Run"), this);
-    reload->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R));
-    reload->setToolTip(tr("Read the run's file again"));
-    connect(reload, &QAction::triggered, this, &MainWindow::reloadRun);
-    for (QAction* a : menuBar()->actions())
-        if (a->menu() && a->text() == tr("&File")) {
-            // After "Open Recent", before the save actions.
-            const auto items = a->menu()->actions();
-            QAction* before = nullptr;
-            for (int i = 0; i + 1 < items.size(); ++i)
-                if (items[i]->menu())
-                    before = items[i + 1];
-            a->menu()->insertAction(before, reload);
-        }
-    addAction(reload);
 
     connect(session_, &Session::runLoaded, this, [this] {
         runChanged_ = false;
