@@ -9,7 +9,7 @@
 #include "app/commands.h"
 #include "app/common.h"
 #include "app/table.h"
-#include "core/calibrate.h"
+#include "core/discover/calibrate.h"
 
 namespace kcx::app {
 

@@ -7,7 +7,7 @@
 
 #include "app/commands.h"
 #include "app/demo_contract.h"
-#include "core/demo.h"
+#include "core/demo/demo.h"
 
 namespace kcx::app {
 

@@ -7,7 +7,7 @@
 #include "app/commands.h"
 #include "app/common.h"
 #include "app/table.h"
-#include "core/discover.h"
+#include "core/discover/discover.h"
 
 namespace kcx::app {
 

@@ -8,12 +8,12 @@
 
 #include "app/commands.h"
 #include "app/common.h"
-#include "core/errors.h"
-#include "core/import_trainer.h"
-#include "core/importers.h"
-#include "core/loader.h"
-#include "core/run_writer.h"
-#include "core/sniff.h"
+#include "core/base/errors.h"
+#include "core/formats/import_trainer.h"
+#include "core/formats/importers.h"
+#include "core/formats/loader.h"
+#include "core/formats/run_writer.h"
+#include "core/formats/sniff.h"
 
 namespace kcx::app {
 namespace {

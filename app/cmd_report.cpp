@@ -11,12 +11,12 @@
 
 #include "app/commands.h"
 #include "app/common.h"
-#include "core/contract.h"
-#include "core/evaluator.h"
-#include "core/metrics.h"
-#include "core/sha256.h"
-#include "core/signoff.h"
-#include "ui/report.h"
+#include "core/contract/contract.h"
+#include "core/evaluate/evaluator.h"
+#include "core/metrics/metrics.h"
+#include "core/base/sha256.h"
+#include "core/signoff/signoff.h"
+#include "ui/report/report.h"
 
 namespace kcx::app {
 

@@ -6,11 +6,11 @@
 
 #include "app/commands.h"
 #include "app/common.h"
-#include "core/contract.h"
-#include "core/evaluator.h"
-#include "core/sha256.h"
-#include "core/signoff.h"
-#include "core/signoff_files.h"
+#include "core/contract/contract.h"
+#include "core/evaluate/evaluator.h"
+#include "core/base/sha256.h"
+#include "core/signoff/signoff.h"
+#include "core/signoff/signoff_files.h"
 
 namespace kcx::app {
 

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <fstream>
 
-#include "core/errors.h"
-#include "core/loader.h"
+#include "core/base/errors.h"
+#include "core/formats/loader.h"
 
 namespace kcx::app {
 

@@ -6,7 +6,7 @@
 #include <memory>
 #include <optional>
 
-#include "core/run.h"
+#include "core/formats/run.h"
 
 namespace kcx::app {
 

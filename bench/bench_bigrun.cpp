@@ -24,10 +24,10 @@
 #include <string>
 #include <vector>
 
-#include "core/loader.h"
-#include "core/run_writer.h"
-#include "ui/main_window.h"
-#include "ui/session.h"
+#include "core/formats/loader.h"
+#include "core/formats/run_writer.h"
+#include "ui/window/main_window.h"
+#include "ui/session/session.h"
 
 using namespace kcx;
 

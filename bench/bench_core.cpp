@@ -20,9 +20,9 @@
 #include <thread>
 #include <vector>
 
-#include "core/loader.h"
-#include "core/metrics.h"
-#include "core/run_writer.h"
+#include "core/formats/loader.h"
+#include "core/metrics/metrics.h"
+#include "core/formats/run_writer.h"
 
 using namespace kcx;
 using Clock = std::chrono::steady_clock;

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/evaluator.h"
+#include "core/evaluate/evaluator.h"
 
 using namespace kcx;
 using Clock = std::chrono::steady_clock;

@@ -14,8 +14,8 @@
 #include <random>
 #include <thread>
 
-#include "core/heatmap.h"
-#include "ui/heatmap_render.h"
+#include "core/heatmap/heatmap.h"
+#include "ui/heatmap/heatmap_render.h"
 
 using namespace kcx;
 using Clock = std::chrono::steady_clock;

@@ -23,11 +23,11 @@
 #include <random>
 #include <vector>
 
-#include "core/run_writer.h"
-#include "ui/heatmap_panel.h"
-#include "ui/heatmap_view.h"
-#include "ui/main_window.h"
-#include "ui/session.h"
+#include "core/formats/run_writer.h"
+#include "ui/heatmap/heatmap_panel.h"
+#include "ui/heatmap/heatmap_view.h"
+#include "ui/window/main_window.h"
+#include "ui/session/session.h"
 
 struct QSignalSpyCallbackSet;
 Q_CORE_EXPORT void qt_register_signal_spy_callbacks(QSignalSpyCallbackSet*);

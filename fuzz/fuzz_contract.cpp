@@ -3,10 +3,10 @@
 #include <memory>
 #include <string>
 
-#include "core/contract.h"
-#include "core/errors.h"
-#include "core/evaluator.h"
-#include "core/loader.h"
+#include "core/contract/contract.h"
+#include "core/base/errors.h"
+#include "core/evaluate/evaluator.h"
+#include "core/formats/loader.h"
 #include "fuzz/fuzz_util.h"
 
 namespace {

@@ -2,8 +2,8 @@
 // arrays), then paired with itself.
 #include <string_view>
 
-#include "core/errors.h"
-#include "core/importers.h"
+#include "core/base/errors.h"
+#include "core/formats/importers.h"
 #include "fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,8 +1,8 @@
 // Any bytes as a SPEC 1.1 JSON Lines run.
 #include <string_view>
 
-#include "core/errors.h"
-#include "core/loader.h"
+#include "core/base/errors.h"
+#include "core/formats/loader.h"
 #include "fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,7 +1,7 @@
 // Any bytes as a run file: the loader chooses by content (safetensors, JSON Lines plain or
 // gzip, NumPy, trainer exports) and must either return a whole run or throw InputError.
-#include "core/errors.h"
-#include "core/loader.h"
+#include "core/base/errors.h"
+#include "core/formats/loader.h"
 #include "fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

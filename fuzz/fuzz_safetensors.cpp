@@ -1,6 +1,6 @@
 // Any bytes as a safetensors run (SPEC 1.2): mapped, header parsed, tensors checked.
-#include "core/errors.h"
-#include "core/loader.h"
+#include "core/base/errors.h"
+#include "core/formats/loader.h"
 #include "fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,5 +1,5 @@
 // Any bytes as a sign-off record: read, validated, and its signature checked.
-#include "core/signoff.h"
+#include "core/signoff/signoff.h"
 #include "fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

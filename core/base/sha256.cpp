@@ -1,0 +1,63 @@
+#include "core/base/sha256.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include <sodium.h>
+
+namespace kcx {
+
+static std::string toHex(const unsigned char* d, size_t n) {
+    static const char* digits = "0123456789abcdef";
+    std::string s(n * 2, '0');
+    for (size_t i = 0; i < n; ++i) {
+        s[2 * i] = digits[d[i] >> 4];
+        s[2 * i + 1] = digits[d[i] & 15];
+    }
+    return s;
+}
+
+std::string sha256Hex(std::string_view bytes) {
+    unsigned char out[crypto_hash_sha256_BYTES];
+    crypto_hash_sha256(out, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
+    return toHex(out, sizeof out);
+}
+
+std::string sha256File(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) {
+        // A run kept as a directory (NumPy arrays, trainer exports): the hash of its
+        // listing, "NAME\0SHA256\n" per regular file in byte order of the names.
+        std::vector<std::string> names;
+        for (const auto& e : std::filesystem::directory_iterator(path, ec))
+            if (e.is_regular_file(ec))
+                names.push_back(e.path().filename().string());
+        if (ec)
+            throw std::runtime_error(path + ": cannot list for hashing: " + ec.message());
+        std::sort(names.begin(), names.end());
+        std::string listing;
+        for (const auto& n : names)
+            listing += n + '\0' + sha256File((std::filesystem::path(path) / n).string()) + '\n';
+        return sha256Hex(listing);
+    }
+    std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+    if (!f)
+        throw std::runtime_error(path + ": cannot open for hashing");
+    crypto_hash_sha256_state st;
+    crypto_hash_sha256_init(&st);
+    std::vector<unsigned char> buf(1 << 20);
+    size_t got;
+    while ((got = std::fread(buf.data(), 1, buf.size(), f.get())) > 0)
+        crypto_hash_sha256_update(&st, buf.data(), got);
+    if (std::ferror(f.get()))
+        throw std::runtime_error(path + ": read error while hashing");
+    unsigned char out[crypto_hash_sha256_BYTES];
+    crypto_hash_sha256_final(&st, out);
+    return toHex(out, sizeof out);
+}
+
+}  // namespace kcx

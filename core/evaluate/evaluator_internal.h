@@ -1,0 +1,54 @@
+// Internal to the evaluator: the cached per-clause groups and the family deciders.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/evaluate/evaluator.h"
+
+namespace kcx::detail {
+
+// The values of one clause in one slice (the whole scope when there is no per_slice).
+struct Group {
+    std::optional<SliceLabels> slice;
+    std::vector<double> values;                  // existing values in scope
+    uint64_t missing = 0, nonfinite = 0;         // positions in scope without a value
+    std::vector<double> seqSum, seqCount, seqMax;   // per sequence in scope (statistical)
+    // caches, valid while the data do not change
+    std::optional<double> observed;
+    std::string observedFor;                     // the aggregate text `observed` is for
+    std::optional<uint64_t> k;                   // exceedance count at kLevel
+    double kLevel = 0;
+    bool kUnit = false;
+    bool sorted[2] = {false, false};             // values / seqMax sorted (after a level drag)
+    std::optional<std::pair<double, double>> ci;
+    double ciConf = 0;
+    int64_t ciResamples = 0;
+    uint64_t ciSeed = 0;
+};
+
+}  // namespace kcx::detail
+
+namespace kcx {
+struct Evaluator::ClauseState {
+    std::vector<detail::Group> groups;
+    std::string error;                           // the clause cannot apply (status error)
+    bool built = false;
+};
+}  // namespace kcx
+
+namespace kcx::detail {
+
+using ClauseState = Evaluator::ClauseState;
+
+void buildMetricState(const Clause& c, MetricEngine& engine, ClauseState& st);
+std::vector<Result> decideNumerical(const Clause& c, ClauseState& st, int threads);
+std::vector<Result> decideStatistical(const Clause& c, ClauseState& st);
+std::vector<Result> decideRuntime(const Clause& c, const Run& run);
+std::vector<Result> decideObservability(const Clause& c, MetricEngine& engine, ClauseState& st);
+Result baseResult(const Clause& c, const Group& g);
+// Sets status, margin and message from r.observed against the clause's min/max.
+void decideAgainst(const Clause& c, Result& r, const char* noValue);
+
+}  // namespace kcx::detail

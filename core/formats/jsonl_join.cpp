@@ -1,0 +1,296 @@
+// Joining parsed JSONL chunks into one run, and reading JSONL files (plain or gzip).
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cstring>
+#include <unordered_map>
+
+#include "core/base/errors.h"
+#include "core/formats/json_scan.h"
+#include "core/formats/jsonl_parts.h"
+#include "core/formats/tensor_run.h"
+#include "core/formats/loader.h"
+
+namespace kcx {
+namespace detail {
+namespace {
+
+template <class T>
+void append(std::vector<T>& to, std::vector<T>& from) {
+    if (to.empty())
+        to.swap(from);
+    else
+        to.insert(to.end(), from.begin(), from.end());
+    std::vector<T>().swap(from);
+}
+
+[[noreturn]] void failAt(std::string_view text, const std::string& name, size_t offset, const std::string& msg) {
+    int64_t line, col;
+    lineColumn(text, offset, line, col);
+    throw InputError::atText(name, line, col, msg);
+}
+
+}  // namespace
+
+Run joinChunks(std::vector<ChunkRun>& parts, std::string_view text, const std::string& name) {
+    size_t n = 0;
+    for (const auto& p : parts) {
+        n += p.ids.size();
+
+    }
+    if (n == 0)
+        throw InputError::inFile(name, text.find_first_not_of(" \t\r\n") == std::string_view::npos
+                                           ? "the file is empty: expected one JSON object per line"
+                                           : "no sequences: the file holds only a header");
+    // Identifiers are unique within a run.
+    {
+        std::unordered_map<std::string_view, size_t> seen;
+        seen.reserve(n);
+        for (const auto& p : parts)
+            for (size_t s = 0; s < p.ids.size(); ++s) {
+                const auto [it, fresh] = seen.emplace(p.ids[s], p.lineStarts[s]);
+                if (!fresh) {
+                    int64_t line, col;
+                    lineColumn(text, it->second, line, col);
+                    failAt(text, name, p.lineStarts[s],
+                           "duplicate sequence id '" + p.ids[s] + "' (first used on line " + std::to_string(line) + ")");
+                }
+            }
+    }
+    // k and V agree across chunks.
+    int k[2] = {0, 0};
+    int64_t vocab = 0;
+    for (const auto& p : parts) {
+        for (int w = 0; w < 2; ++w)
+            if (p.topkK[w]) {
+                if (!k[w])
+                    k[w] = p.topkK[w];
+                else if (k[w] != p.topkK[w])
+                    failAt(text, name, p.topkFirstAt[w],
+                           std::string(w ? "topk_inf" : "topk_train") + " has k = " + std::to_string(p.topkK[w]) +
+                               " but an earlier sequence has k = " + std::to_string(k[w]));
+            }
+        if (p.vocab) {
+            if (!vocab)
+                vocab = p.vocab;
+            else if (vocab != p.vocab)
+                failAt(text, name, p.lineStarts.front(), "logits have V = " + std::to_string(p.vocab) +
+                                                             " but an earlier sequence has V = " + std::to_string(vocab));
+        }
+    }
+
+    Run run;
+    run.path = name;
+    run.header = parts.front().header;
+    run.ids.reserve(n);
+    std::vector<int64_t> offsets{0};
+    offsets.reserve(n + 1);
+    std::vector<int32_t> tokens;
+    std::vector<double> lpTrain, lpInf, rewardTrain, rewardInf;
+    std::vector<int32_t> topIds[2];
+    std::vector<double> topLogp[2];
+    std::vector<int64_t> logitRows;
+    std::vector<double> logitsTrain, logitsInf;
+    bool anyText = false, anyReward[2] = {false, false}, anyRuntime = false;
+    for (const auto& p : parts) {
+        for (bool t : p.hasText)
+            anyText = anyText || t;
+        anyReward[0] = anyReward[0] || p.haveReward[0];
+        anyReward[1] = anyReward[1] || p.haveReward[1];
+        for (const auto& r : p.runtime)
+            anyRuntime = anyRuntime || !r.is_null();
+    }
+    std::unordered_map<std::string, size_t> keyIndex;
+    std::vector<std::unordered_map<std::string, int32_t>> valueIndex;
+    std::vector<std::vector<std::pair<size_t, int32_t>>> seqLabels;   // per sequence (key, code)
+    seqLabels.reserve(n);
+
+    for (auto& p : parts) {
+        const size_t base = tokens.size();
+        const size_t ns = p.ids.size();
+        for (size_t s = 0; s < ns; ++s) {
+            run.ids.push_back(std::move(p.ids[s]));
+            offsets.push_back(offsets.back() + p.lengths[s]);
+        }
+        // Top-k: pad sequences without it with missing rows so every kernel has M*k.
+        for (int w = 0; w < 2; ++w) {
+            if (!k[w])
+                continue;
+            size_t src = 0;
+            for (size_t s = 0; s < ns; ++s) {
+                const size_t cells = size_t(p.lengths[s]) * size_t(k[w]);
+                if (p.hasTopk[w][s]) {
+                    topIds[w].insert(topIds[w].end(), p.topkIds[w].begin() + ptrdiff_t(src),
+                                     p.topkIds[w].begin() + ptrdiff_t(src + cells));
+                    topLogp[w].insert(topLogp[w].end(), p.topkLogp[w].begin() + ptrdiff_t(src),
+                                      p.topkLogp[w].begin() + ptrdiff_t(src + cells));
+                    src += cells;
+                } else {
+                    topIds[w].insert(topIds[w].end(), cells, -1);
+                    topLogp[w].insert(topLogp[w].end(), cells, missingDouble());
+                }
+            }
+            std::vector<int32_t>().swap(p.topkIds[w]);
+            std::vector<double>().swap(p.topkLogp[w]);
+        }
+        for (int64_t r : p.logitRows)
+            logitRows.push_back(r + int64_t(base));
+        append(logitsTrain, p.logitsTrain);
+        append(logitsInf, p.logitsInf);
+        if (anyText) {
+            if (run.textOffsets.empty())
+                run.textOffsets.push_back(0);
+            const uint64_t poolBase = run.textPool.size();
+            for (uint64_t e : p.textEnds)
+                run.textOffsets.push_back(poolBase + e);
+            run.textPool += p.textPool;
+            std::string().swap(p.textPool);
+        }
+        append(tokens, p.tokens);
+        append(lpTrain, p.lpTrain);
+        append(lpInf, p.lpInf);
+        append(rewardTrain, p.rewardTrain);
+        append(rewardInf, p.rewardInf);
+        for (auto& labels : p.slices) {
+            seqLabels.emplace_back();
+            for (auto& [key, value] : labels) {
+                auto [kit, fresh] = keyIndex.emplace(key, run.slices.keys.size());
+                if (fresh) {
+                    run.slices.keys.push_back(key);
+                    run.slices.values.emplace_back();
+                    valueIndex.emplace_back();
+                }
+                auto& vi = valueIndex[kit->second];
+                auto [vit, vfresh] = vi.emplace(value, int32_t(run.slices.values[kit->second].size()));
+                if (vfresh)
+                    run.slices.values[kit->second].push_back(value);
+                seqLabels.back().emplace_back(kit->second, vit->second);
+            }
+        }
+        if (anyRuntime)
+            for (auto& r : p.runtime)
+                run.runtime.push_back(r.is_null() ? nlohmann::json::object() : std::move(r));
+    }
+    const size_t K = run.slices.keys.size();
+    run.slices.codes.assign(n * K, -1);
+    for (size_t s = 0; s < n; ++s)
+        for (auto [key, code] : seqLabels[s])
+            run.slices.codes[s * K + key] = code;
+
+    run.offsets = Array<int64_t>(std::move(offsets));
+    run.tokens = Array<int32_t>(std::move(tokens));
+    run.lpTrain = Column(Array<double>(std::move(lpTrain)));
+    run.lpInf = Column(Array<double>(std::move(lpInf)));
+    TopK* tk[2] = {&run.topkTrain, &run.topkInf};
+    for (int w = 0; w < 2; ++w)
+        if (k[w]) {
+            tk[w]->k = k[w];
+            tk[w]->ids = Array<int32_t>(std::move(topIds[w]));
+            tk[w]->logp = Column(Array<double>(std::move(topLogp[w])));
+        }
+    if (vocab) {
+        run.logits.vocab = vocab;
+        run.logits.rows = Array<int64_t>(std::move(logitRows));
+        run.logits.train = Column(Array<double>(std::move(logitsTrain)));
+        run.logits.inf = Column(Array<double>(std::move(logitsInf)));
+    }
+    if (anyReward[0])
+        run.rewardTrain = std::move(rewardTrain);
+    if (anyReward[1])
+        run.rewardInf = std::move(rewardInf);
+    run.checkInvariants();
+    return run;
+}
+
+}  // namespace detail
+
+namespace {
+
+// The file's bytes: mapped when plain, inflated when gzip.
+struct FileText {
+    std::string owned;
+    const char* data = nullptr;
+    size_t size = 0;
+    std::shared_ptr<const tensors::Mapping> map;
+    std::string_view view() const { return {data, size}; }
+};
+
+void readPlain(const std::string& path, FileText& out) {
+    out.map = tensors::mapFile(path);
+    out.size = out.map->size;
+    out.data = reinterpret_cast<const char*>(out.map->data);
+    if (out.size)
+        madvise(const_cast<unsigned char*>(out.map->data), out.size, MADV_SEQUENTIAL);
+}
+
+// A JSON Lines run is read whole: its arrays take about as much memory as its text (a
+// plain file is mapped; a gzip file's text is held as well). Refused, saying what to do,
+// when that exceeds the limit; safetensors runs are mapped and stream from disk instead.
+[[noreturn]] void tooBig(const std::string& path, uint64_t need, uint64_t limit, const char* what) {
+    throw InputError::inFile(path, std::string("reading this ") + what + " run needs about " + memoryText(need) +
+                                       " of memory, more than the " + memoryText(limit) +
+                                       " KCX may use here (80% of memory; KCX_MAX_MEMORY sets it). JSON Lines runs "
+                                       "are read whole, safetensors runs are mapped and stream from disk: convert "
+                                       "this one where there is more memory (kcx convert RUN --out RUN.safetensors)");
+}
+
+void readGzip(const std::string& path, FileText& out, const Progress& progress, uint64_t compressedSize,
+              uint64_t maxText) {
+    gzFile gz = gzopen(path.c_str(), "rb");
+    if (!gz)
+        throw InputError::inFile(path, "cannot open gzip stream");
+    gzbuffer(gz, 1 << 20);
+    std::vector<char> buf(size_t(4) << 20);
+    for (;;) {
+        const int got = gzread(gz, buf.data(), unsigned(buf.size()));
+        if (got < 0) {
+            int code = 0;
+            const std::string msg = gzerror(gz, &code);
+            const auto at = uint64_t(gzoffset(gz));
+            gzclose(gz);
+            throw InputError::atByte(path, at, "corrupt gzip data: " + msg);
+        }
+        if (got == 0)
+            break;
+        out.owned.append(buf.data(), size_t(got));
+        if (out.owned.size() > maxText) {
+            gzclose(gz);
+            tooBig(path, 2 * uint64_t(out.owned.size()), 2 * maxText, "gzip-compressed JSON Lines (at least)");
+        }
+        if (compressedSize)
+            report(progress, 0.3 * std::min(1.0, double(gzoffset(gz)) / double(compressedSize)));
+    }
+    // A stream cut short ends without error from gzread in some zlib versions: check.
+    int code = 0;
+    const std::string msg = gzerror(gz, &code);
+    gzclose(gz);
+    if (code != Z_OK && code != Z_STREAM_END)
+        throw InputError::inFile(path, "corrupt gzip data: " + msg);
+    out.data = out.owned.data();
+    out.size = out.owned.size();
+}
+
+}  // namespace
+
+bool isGzipFile(const std::string& path);
+
+Run loadJsonl(const std::string& path, const Progress& progress, const LoadOptions& options) {
+    FileText text;
+    const uint64_t limit = options.maxMemoryBytes ? options.maxMemoryBytes : memoryLimit();
+    if (isGzipFile(path)) {
+        struct stat st {};
+        ::stat(path.c_str(), &st);
+        readGzip(path, text, progress, uint64_t(st.st_size), limit / 2);
+        const Progress rest = progress ? Progress([&](double f) { return progress(0.3 + 0.7 * f); }) : Progress();
+        return parseJsonl(text.view(), path, rest, options);
+    }
+    readPlain(path, text);
+    if (text.size > limit)
+        tooBig(path, text.size, limit, "JSON Lines");
+    return parseJsonl(text.view(), path, progress, options);
+}
+
+}  // namespace kcx

@@ -1,0 +1,84 @@
+#include "core/formats/run.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace kcx {
+
+int SliceTable::keyIndex(const std::string& key) const {
+    for (size_t k = 0; k < keys.size(); ++k)
+        if (keys[k] == key)
+            return int(k);
+    return -1;
+}
+
+const std::string* SliceTable::label(size_t s, size_t k) const {
+    const int32_t code = codes[s * keys.size() + k];
+    return code < 0 ? nullptr : &values[k][size_t(code)];
+}
+
+size_t Run::maxLength() const {
+    size_t m = 0;
+    for (size_t s = 0; s < sequenceCount(); ++s)
+        m = std::max(m, seqLength(s));
+    return m;
+}
+
+std::string_view Run::tokenText(size_t i) const {
+    if (textOffsets.empty())
+        return {};
+    return std::string_view(textPool).substr(textOffsets[i], textOffsets[i + 1] - textOffsets[i]);
+}
+
+size_t Run::sequenceOf(size_t tokenIndex) const {
+    // offsets is non-decreasing; the sequence is the last s with offsets[s] <= i < offsets[s+1].
+    const auto it = std::upper_bound(offsets.begin(), offsets.end(), int64_t(tokenIndex));
+    return size_t(it - offsets.begin()) - 1;
+}
+
+size_t Run::approxBytes() const {
+    size_t b = offsets.size() * 8 + tokens.size() * 4 + lpTrain.bytes() + lpInf.bytes();
+    for (const TopK* t : {&topkTrain, &topkInf})
+        b += t->ids.size() * 4 + t->logp.bytes();
+    b += logits.rows.size() * 8 + logits.train.bytes() + logits.inf.bytes();
+    b += (rewardTrain.size() + rewardInf.size()) * 8 + slices.codes.size() * 4;
+    b += textPool.size() + textOffsets.size() * 8;
+    for (const auto& id : ids)
+        b += id.size() + sizeof(std::string);
+    return b;
+}
+
+void Run::checkInvariants() const {
+    auto fail = [](const std::string& what) { throw std::logic_error("run invariant: " + what); };
+    const size_t n = ids.size(), m = tokens.size();
+    if (offsets.size() != n + 1)
+        fail("offsets has N+1 entries");
+    if (offsets[0] != 0 || size_t(offsets[n]) != m)
+        fail("offsets span the tokens");
+    for (size_t s = 0; s < n; ++s)
+        if (offsets[s + 1] < offsets[s])
+            fail("offsets non-decreasing");
+    if (lpTrain.size() != m || lpInf.size() != m)
+        fail("log-prob columns have M entries");
+    for (const TopK* t : {&topkTrain, &topkInf})
+        if (t->present() && (t->ids.size() != m * size_t(t->k) || t->logp.size() != m * size_t(t->k)))
+            fail("top-k has M*k entries");
+    if (logits.present()) {
+        const size_t p = logits.rows.size(), v = size_t(logits.vocab);
+        if (logits.train.size() != p * v || logits.inf.size() != p * v)
+            fail("logits have P*V entries");
+        for (size_t i = 0; i < p; ++i)
+            if (logits.rows[i] < 0 || size_t(logits.rows[i]) >= m || (i && logits.rows[i] <= logits.rows[i - 1]))
+                fail("logits rows ascending within the tokens");
+    }
+    if ((!rewardTrain.empty() && rewardTrain.size() != n) || (!rewardInf.empty() && rewardInf.size() != n))
+        fail("rewards have N entries");
+    if (slices.codes.size() != n * slices.keys.size() || slices.values.size() != slices.keys.size())
+        fail("slice codes are N*K");
+    if (!runtime.empty() && runtime.size() != n)
+        fail("runtime has N entries");
+    if (!textOffsets.empty() && textOffsets.size() != m + 1)
+        fail("text offsets have M+1 entries");
+}
+
+}  // namespace kcx

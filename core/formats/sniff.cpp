@@ -1,0 +1,241 @@
+// Telling run formats apart by content (core/formats/sniff.h).
+#include "core/formats/sniff.h"
+
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <vector>
+#include <memory>
+
+#include "core/base/errors.h"
+
+namespace kcx {
+
+std::string fileHead(const std::string& path, size_t n) {
+    std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+    if (!f)
+        throw InputError::inFile(path, std::string("cannot open: ") + std::strerror(errno));
+    std::string s(n, '\0');
+    s.resize(std::fread(s.data(), 1, n, f.get()));
+    return s;
+}
+
+std::string readPlainOrGzip(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0)
+        throw InputError::inFile(path, std::string("cannot open: ") + std::strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        throw InputError::inFile(path, "not a regular file");
+    gzFile gz = gzopen(path.c_str(), "rb");
+    if (!gz)
+        throw InputError::inFile(path, "cannot open");
+    std::string bytes;
+    std::vector<char> buf(size_t(1) << 20);
+    for (;;) {
+        const int got = gzread(gz, buf.data(), unsigned(buf.size()));
+        if (got < 0) {
+            int code = 0;
+            const std::string msg = gzerror(gz, &code);
+            gzclose(gz);
+            throw InputError::inFile(path, "corrupt gzip data: " + msg);
+        }
+        if (got == 0)
+            break;
+        bytes.append(buf.data(), size_t(got));
+    }
+    int code = 0;
+    const std::string msg = gzerror(gz, &code);
+    gzclose(gz);
+    if (code != Z_OK && code != Z_STREAM_END)
+        throw InputError::inFile(path, "corrupt gzip data: " + msg);
+    return bytes;
+}
+
+namespace {
+
+bool endsWith(const std::string& s, const char* suffix) {
+    const size_t n = std::strlen(suffix);
+    return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+bool has(const std::vector<std::string>& keys, const char* k) {
+    return std::find(keys.begin(), keys.end(), k) != keys.end();
+}
+
+// Collects the top-level keys of JSON objects fed to it in pieces.
+class KeyScan {
+public:
+    // Returns true when the first record (not a kcx_header line) has ended, or the text is
+    // not a JSON object.
+    bool feed(const char* p, size_t n) {
+        for (size_t i = 0; i < n; ++i) {
+            const char c = p[i];
+            if (inString_) {
+                if (escape_)
+                    escape_ = false;
+                else if (c == '\\')
+                    escape_ = true;
+                else if (c == '"') {
+                    inString_ = false;
+                    if (capturing_) {
+                        keys_.push_back(key_);
+                        capturing_ = false;
+                    }
+                    continue;
+                }
+                if (capturing_ && key_.size() < 64)
+                    key_ += c;
+                continue;
+            }
+            if (c == ' ' || c == '\t' || c == '\r' || c == '\n')
+                continue;
+            if (depth_ == 0) {
+                if (c != '{') {
+                    bad_ = true;
+                    return true;
+                }
+                depth_ = 1;
+                expectKey_ = true;
+                continue;
+            }
+            switch (c) {
+            case '"':
+                inString_ = true;
+                if (depth_ == 1 && expectKey_) {
+                    capturing_ = true;
+                    expectKey_ = false;
+                    key_.clear();
+                }
+                break;
+            case '{':
+            case '[': ++depth_; break;
+            case '}':
+            case ']':
+                if (--depth_ == 0) {
+                    if (keys_.size() == 1 && keys_[0] == "kcx_header") {
+                        keys_.clear();   // the header line: the record is the next one
+                        break;
+                    }
+                    complete_ = true;
+                    return true;
+                }
+                break;
+            case ',':
+                if (depth_ == 1)
+                    expectKey_ = true;
+                break;
+            default: break;
+            }
+        }
+        return false;
+    }
+    const std::vector<std::string>& keys() const { return keys_; }
+    bool complete() const { return complete_ && !bad_; }
+
+private:
+    int depth_ = 0;
+    bool inString_ = false, escape_ = false, expectKey_ = false, capturing_ = false, complete_ = false, bad_ = false;
+    std::string key_;
+    std::vector<std::string> keys_;
+};
+
+}  // namespace
+
+std::vector<std::string> firstRecordKeys(const std::string& path, size_t maxBytes, bool& complete) {
+    complete = false;
+    gzFile gz = gzopen(path.c_str(), "rb");
+    if (!gz)
+        throw InputError::inFile(path, std::string("cannot open: ") + std::strerror(errno));
+    KeyScan scan;
+    std::vector<char> buf(size_t(1) << 16);
+    size_t total = 0;
+    bool done = false;
+    // Stops at the record's end, or as soon as its keys decide (a SPEC 1.1 record with full
+    // logits can be very long; its first keys tell).
+    const auto decided = [](const std::vector<std::string>& k) {
+        return (has(k, "logp_train") && has(k, "logp_inf")) || has(k, "choices") || has(k, "meta_info") ||
+               (has(k, "token_ids") &&
+                (has(k, "loss_mask") || has(k, "inference_logprobs") || has(k, "trainer_logprobs")));
+    };
+    while (!done && total < maxBytes && !decided(scan.keys())) {
+        const int got = gzread(gz, buf.data(), unsigned(buf.size()));
+        if (got <= 0)
+            break;   // end, or broken gzip: the loader reports that with its place
+        total += size_t(got);
+        done = scan.feed(buf.data(), size_t(got));
+    }
+    gzclose(gz);
+    complete = scan.complete();
+    return scan.keys();
+}
+
+Sniffed classifyRecordKeys(const std::vector<std::string>& keys, bool complete) {
+    if (has(keys, "token_ids") &&
+        (has(keys, "loss_mask") || has(keys, "inference_logprobs") || has(keys, "trainer_logprobs")))
+        return {RunKind::TrainerExport, {}};
+    if (has(keys, "choices"))
+        return {RunKind::OneSide, "OpenAI chat or completions responses"};
+    if (has(keys, "response") && has(keys, "custom_id"))
+        return {RunKind::OneSide, "OpenAI batch output"};
+    if (has(keys, "meta_info"))
+        return {RunKind::OneSide, "SGLang /generate output"};
+    // Plain one-sided arrays go to the SPEC 1.1 loader, which names the missing key and its
+    // place; `detail` is the hint added to that error. What a record lacks counts only when
+    // the whole record was seen.
+    const bool train = has(keys, "logp_train"), inf = has(keys, "logp_inf");
+    if (complete && has(keys, "logp") && !train && !inf)
+        return {RunKind::SpecJsonl, "plain \"logp\" arrays"};
+    if (complete && train != inf)
+        return {RunKind::SpecJsonl, std::string("plain \"") + (train ? "logp_train" : "logp_inf") + "\" arrays only"};
+    return {RunKind::SpecJsonl, {}};
+}
+
+Sniffed sniffRun(const std::string& path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) {
+        bool npy = false, jsonl = false;
+        for (const auto& e : fs::directory_iterator(path, ec)) {
+            const std::string name = e.path().filename().string();
+            if (name == "offsets.npy")
+                npy = true;
+            else if (!name.empty() && name[0] != '.' && (endsWith(name, ".jsonl") || endsWith(name, ".jsonl.gz")))
+                jsonl = true;
+        }
+        if (npy)
+            return {RunKind::NpyDirectory, {}};
+        if (jsonl)
+            return {RunKind::TrainerDirectory, {}};
+        return {RunKind::UnknownDirectory, {}};
+    }
+    const std::string h = fileHead(path, 16);
+    const auto u = [&](size_t i) { return (unsigned char)h[i]; };
+    if (h.empty())
+        return {RunKind::Empty, {}};
+    if (h.size() >= 6 && h.compare(0, 6, "\x93NUMPY") == 0)
+        return {RunKind::Npy, {}};
+    if (h.size() >= 4 && h[0] == 'P' && h[1] == 'K' && ((u(2) == 3 && u(3) == 4) || (u(2) == 5 && u(3) == 6)))
+        return {RunKind::Npz, {}};
+    const bool gzip = h.size() >= 2 && u(0) == 0x1f && u(1) == 0x8b;
+    // safetensors: 8-byte little-endian header length, then a JSON object.
+    if (!gzip && h.size() >= 9 && h[8] == '{' && h[0] != '{')
+        return {RunKind::Safetensors, {}};
+    const size_t first = h.find_first_not_of(" \t\r\n");
+    if (gzip || (first != std::string::npos && h[first] == '{')) {
+        bool complete = false;
+        const auto keys = firstRecordKeys(path, size_t(64) << 20, complete);
+        return classifyRecordKeys(keys, complete);
+    }
+    if (endsWith(path, ".safetensors"))
+        return {RunKind::Safetensors, {}};
+    if (endsWith(path, ".npz"))
+        return {RunKind::Npz, {}};
+    return {RunKind::SpecJsonl, {}};
+}
+
+}  // namespace kcx

@@ -1,0 +1,63 @@
+// What a path holds, told by content (core/formats/loader.cpp's loadRun dispatches on it).
+//
+//   - a directory: "offsets.npy" in it -> NumPy arrays; *.jsonl / *.jsonl.gz files -> a
+//     trainer token export (one file per step and rank);
+//   - \x93NUMPY -> one .npy array (not a run by itself); "PK\3\4" / "PK\5\6" -> .npz;
+//   - 8-byte length then '{' -> safetensors;
+//   - gzip or text starting with '{' -> JSON Lines, told apart by the top-level keys of the
+//     first record after an optional {"kcx_header": ...} line: token_ids with loss_mask or
+//     inference_logprobs/trainer_logprobs -> trainer export; choices / response (OpenAI,
+//     OpenAI batch) or meta_info (SGLang) -> one side of an import; anything else -> SPEC
+//     1.1 (a single log-prob array, logp or only one of logp_train / logp_inf, is noted so
+//     that the loader's error can point at `kcx import`);
+//   - otherwise the file name (.safetensors, .npz), else SPEC 1.1 (whose loader then
+//     names what is wrong).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kcx {
+
+enum class RunKind {
+    Empty,              // an empty file
+    SpecJsonl,          // SPEC 1.1, plain or gzip
+    Safetensors,        // SPEC 1.2
+    Npz,                // NumPy archive
+    Npy,                // a single NumPy array
+    NpyDirectory,       // a directory of NAME.npy files
+    TrainerExport,      // one trainer export file
+    TrainerDirectory,   // a directory of trainer export files
+    OneSide,            // one kernel's log-prob dump (needs kcx import)
+    UnknownDirectory,   // a directory with neither
+};
+
+struct Sniffed {
+    RunKind kind = RunKind::SpecJsonl;
+    // OneSide: which shape ("OpenAI chat or completions responses", ...). SpecJsonl: when
+    // not empty, the record looks like one side's plain arrays (this says which), and an
+    // error of the SPEC 1.1 loader gets a pointer to `kcx import`.
+    std::string detail;
+};
+
+// Throws InputError when the path cannot be opened.
+Sniffed sniffRun(const std::string& path);
+
+// The first n bytes of a file (fewer when it is shorter). Throws InputError when it cannot
+// be opened.
+std::string fileHead(const std::string& path, size_t n);
+// The whole file, plain or gzip-compressed (gzread passes plain files through). Throws
+// InputError for a file that cannot be opened, is not a regular file, or is corrupt gzip.
+std::string readPlainOrGzip(const std::string& path);
+
+// The top-level keys of the first JSON Lines record (after a kcx_header line), read from a
+// plain or gzip file, scanning at most `maxBytes` of text. `complete` is false when the
+// record did not end within that (the keys seen so far are returned) or the text is not a
+// JSON object.
+std::vector<std::string> firstRecordKeys(const std::string& path, size_t maxBytes, bool& complete);
+
+// The kind a record with these top-level keys belongs to (SpecJsonl, TrainerExport or
+// OneSide with `detail`). Keys a record lacks only count when it was seen `complete`.
+Sniffed classifyRecordKeys(const std::vector<std::string>& keys, bool complete);
+
+}  // namespace kcx

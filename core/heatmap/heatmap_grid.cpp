@@ -1,0 +1,158 @@
+// computeGrid: reduces the rows and positions in view to at most one cell per pixel.
+#include <algorithm>
+
+#include "core/heatmap/heatmap.h"
+#include "core/metrics/metrics_kernels.h"
+#include "core/base/parallel.h"
+
+namespace kcx {
+
+namespace {
+
+// The accumulators of one cell.
+struct Acc {
+    double sum = 0, max = -INFINITY;
+    uint32_t n = 0, above = 0;
+};
+
+// Where each position of [pos0, pos1) goes: colOf[t - pos0]. One pass over the tokens
+// with a table lookup has no unpredictable branches, unlike a loop per column.
+std::vector<uint32_t> columnsOf(const Bins& b) {
+    std::vector<uint32_t> col(b.width);
+    for (size_t c = 0; c < b.count; ++c)
+        std::fill(col.begin() + (b.lo(c) - b.begin), col.begin() + (b.hi(c) - b.begin), uint32_t(c));
+    return col;
+}
+
+// Adds the values of one sequence (v: its first token, len: its length; mask: its tokens'
+// rows, only those >= 0 count, or nullptr when all do).
+void addSequence(const double* v, const int32_t* mask, size_t len, const Bins& cols, const uint32_t* colOf,
+                 double thr, Acc* a) {
+    const size_t p0 = cols.begin, e = std::min(len, p0 + cols.width);
+    for (size_t t = p0; t < e; ++t) {
+        const double x = v[t];
+        if (x != x || (mask && mask[t] < 0))
+            continue;
+        Acc& c = a[colOf[t - p0]];
+        c.sum += x;
+        ++c.n;
+        c.above += x > thr;
+        c.max = std::max(c.max, x);
+    }
+}
+
+// Counts the values above thr of one sequence (slice rows, share above); with rows, only
+// the tokens of row r.
+void addAbove(const double* v, const int32_t* rows, int32_t r, size_t len, const Bins& cols,
+              const uint32_t* colOf, double thr, Acc* a) {
+    const size_t p0 = cols.begin, e = std::min(len, p0 + cols.width);
+    if (!rows) {
+        for (size_t t = p0; t < e; ++t)
+            a[colOf[t - p0]].above += v[t] > thr;
+        return;
+    }
+    for (size_t t = p0; t < e; ++t)
+        a[colOf[t - p0]].above += rows[t] == r && v[t] > thr;
+}
+
+// Adds a slice row's profile (sum, count, max per position).
+void addProfile(const HeatmapIndex& index, size_t r, size_t len, const Bins& cols, const uint32_t* colOf,
+                Acc* a) {
+    const double* ps = index.profileSum(r);
+    const uint32_t* pn = index.profileCount(r);
+    const double* pm = index.profileMax(r);
+    const size_t p0 = cols.begin, e = std::min(len, p0 + cols.width);
+    for (size_t t = p0; t < e; ++t) {
+        Acc& c = a[colOf[t - p0]];
+        c.sum += ps[t];
+        c.n += pn[t];
+        c.max = pm[t] > c.max ? pm[t] : c.max;
+    }
+}
+
+}  // namespace
+
+const char* aggregateName(HeatmapAggregate a) {
+    switch (a) {
+    case HeatmapAggregate::Mean: return "mean";
+    case HeatmapAggregate::Max: return "max";
+    case HeatmapAggregate::ShareAbove: return "share above";
+    }
+    return "?";
+}
+
+HeatmapGrid computeGrid(const HeatmapIndex& index, const HeatmapRequest& req,
+                        const Progress& progress, int threads) {
+    HeatmapGrid g;
+    g.request = req;
+    const size_t row1 = std::min(req.row1, index.rowCount()), row0 = std::min(req.row0, row1);
+    const size_t pos1 = std::min(req.pos1, index.maxLength()), pos0 = std::min(req.pos0, pos1);
+    g.rowBins = Bins(row0, row1, std::max<size_t>(1, req.rowBins));
+    g.colBins = Bins(pos0, pos1, std::max<size_t>(1, req.columns));
+    g.rows = g.rowBins.count;
+    g.cols = g.colBins.count;
+    g.value.assign(g.rows * g.cols, NAN);
+    g.max.assign(g.rows * g.cols, NAN);
+    g.n.assign(g.rows * g.cols, 0);
+    if (g.rows == 0 || g.cols == 0) {
+        report(progress, 1);
+        return g;
+    }
+    const std::vector<uint32_t> colOf = columnsOf(g.colBins);
+    const double* v = index.values().values.data();
+    const int32_t* tr = index.tokenRows();
+    const Run& run = index.run();
+    const double thr = req.threshold;
+    const bool share = req.aggregate == HeatmapAggregate::ShareAbove;
+
+    const size_t chunks = std::min(g.rows, size_t(resolveThreads(threads)) * 8);
+    detail::ChunkProgress prog(progress, chunks);
+    parallelChunks(g.rows, chunks, threads, [&](size_t, size_t rb, size_t re) {
+        std::vector<Acc> acc(g.cols);
+        Acc* a = acc.data();
+        for (size_t i = rb; i < re; ++i) {
+            std::fill(acc.begin(), acc.end(), Acc{});
+            for (size_t r = g.rowBins.lo(i); r < g.rowBins.hi(i); ++r) {
+                const HeatmapRow& row = index.row(r);
+                if (index.sliceRows()) {
+                    addProfile(index, r, row.length, g.colBins, colOf.data(), a);
+                    if (share)
+                        for (uint32_t s : row.sequences)
+                            addAbove(v + run.seqBegin(s), tr ? tr + run.seqBegin(s) : nullptr, int32_t(r),
+                                     run.seqLength(s), g.colBins, colOf.data(), thr, a);
+                } else {
+                    const size_t s = row.sequences.front();
+                    addSequence(v + run.seqBegin(s), tr ? tr + run.seqBegin(s) : nullptr, run.seqLength(s),
+                                g.colBins, colOf.data(), thr, a);
+                }
+            }
+            for (size_t c = 0; c < g.cols; ++c) {
+                const size_t k = g.at(i, c);
+                const Acc& x = a[c];
+                g.n[k] = x.n;
+                if (x.n == 0)
+                    continue;
+                g.max[k] = x.max;
+                switch (req.aggregate) {
+                case HeatmapAggregate::Mean: g.value[k] = x.sum / double(x.n); break;
+                case HeatmapAggregate::Max: g.value[k] = x.max; break;
+                case HeatmapAggregate::ShareAbove: g.value[k] = double(x.above) / double(x.n); break;
+                }
+            }
+        }
+        prog.done();
+    });
+    double lo = INFINITY, hi = -INFINITY;
+    for (double x : g.value)
+        if (x == x) {
+            lo = std::min(lo, x);
+            hi = std::max(hi, x);
+        }
+    if (lo <= hi) {
+        g.lo = lo;
+        g.hi = hi;
+    }
+    return g;
+}
+
+}  // namespace kcx

@@ -1,0 +1,6 @@
+// The full-logit row kernel for AVX-512 F/DQ (see logit_row_fns.h).
+#define Eigen kcx_eigen_avx512
+#define KCX_LOGIT_ISA isa_avx512
+#define KCX_LOGIT_TABLE logitRowAvx512
+#define KCX_LOGIT_NAME "avx512"
+#include "core/metrics/logit_row.h"

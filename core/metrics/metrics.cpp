@@ -1,0 +1,210 @@
+#include "core/metrics/metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "core/metrics/derived_slices.h"
+#include "core/metrics/metrics_kernels.h"
+#include "core/base/parallel.h"
+#include "core/metrics/quantile.h"
+
+namespace kcx {
+
+const std::vector<MetricInfo>& metricCatalog() {
+    using L = MetricLevel;
+    static const std::vector<MetricInfo> catalog = {
+        {"log_ratio", L::Token, "logprobs", "r = lp_train - lp_inf, the log importance ratio"},
+        {"abs_log_ratio", L::Token, "logprobs", "|r|"},
+        {"ratio", L::Token, "logprobs", "w = exp(r) = pi_train / pi_inf"},
+        {"prob_diff", L::Token, "logprobs", "|exp(lp_train) - exp(lp_inf)|"},
+        {"k1", L::Token, "logprobs", "-r: unbiased KL(inf||train) estimator"},
+        {"k2", L::Token, "logprobs", "r^2 / 2"},
+        {"k3", L::Token, "logprobs", "(w - 1) - r: unbiased, never negative"},
+        {"chi2", L::Token, "logprobs", "w^2 - 1: its mean estimates the chi-squared divergence"},
+        {"clip_excess", L::Token, "logprobs", "1 when w is outside [1-c, 1+c] (PPO clip c)"},
+        {"tv_lower", L::Token, "topk|logits", "certified lower bound on TV from the top-k lists"},
+        {"kl_lower", L::Token, "topk|logits", "certified lower bound on KL(train||inf) from the top-k lists"},
+        {"top1_agree", L::Token, "topk|logits", "1 when both kernels rank the same token first"},
+        {"tv", L::Token, "logits", "total variation between the two softmaxes"},
+        {"kl_train_inf", L::Token, "logits", "KL(train||inf)"},
+        {"kl_inf_train", L::Token, "logits", "KL(inf||train)"},
+        {"js", L::Token, "logits", "Jensen-Shannon divergence (nats)"},
+        {"max_abs_logit_diff", L::Token, "logits", "max |z - z'|"},
+        {"logit_drift", L::Token, "logits", "(max d - min d) / 2 with d = z - z' (shift-invariant)"},
+        {"entropy_train", L::Token, "logits", "entropy of the train softmax"},
+        {"entropy_inf", L::Token, "logits", "entropy of the inference softmax"},
+        {"entropy_diff", L::Token, "logits", "entropy_inf - entropy_train"},
+        {"seq_log_ratio", L::Sequence, "logprobs", "sum of r over the sequence"},
+        {"seq_abs_log_ratio", L::Sequence, "logprobs", "|sum of r|"},
+        {"seq_max_abs_log_ratio", L::Sequence, "logprobs", "max |r| over the sequence"},
+        {"seq_mean_abs_log_ratio", L::Sequence, "logprobs", "mean |r| over the sequence"},
+        {"seq_geo_ratio", L::Sequence, "logprobs", "exp(mean r)"},
+        {"seq_ratio", L::Sequence, "logprobs", "exp(sum r), clamped at +-20 in log space"},
+        {"reward_diff", L::Sequence, "rewards", "reward_inf - reward_train"},
+        {"length", L::Sequence, "tokens", "response length T"},
+        {"ess", L::Run, "logprobs", "effective sample size of the token ratios, in (0, 1]"},
+        {"prob_pearson", L::Run, "logprobs", "Pearson correlation of p_train and p_inf over tokens"},
+        {"log_ppl_diff", L::Run, "logprobs", "mean over sequences of mean(lp_inf) - mean(lp_train)"},
+    };
+    return catalog;
+}
+
+const MetricInfo* findMetric(std::string_view name) {
+    for (const auto& m : metricCatalog())
+        if (m.name == name)
+            return &m;
+    return nullptr;
+}
+
+const char* levelName(MetricLevel level) {
+    switch (level) {
+    case MetricLevel::Token: return "token";
+    case MetricLevel::Sequence: return "sequence";
+    case MetricLevel::Run: return "run";
+    }
+    return "?";
+}
+
+Summary summarize(const MetricValues& v, int threads) {
+    Summary s;
+    s.count = v.count;
+    s.missing = v.missing;
+    s.nonfinite = v.nonfinite;
+    if (v.count == 0)
+        return s;
+    const std::span<const double> values(v.values);
+    double sum = 0, lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    const int t = resolveThreads(threads);
+    const size_t chunks = values.size() < (size_t(1) << 16) ? 1 : size_t(t) * 4;
+    std::vector<double> sums(chunks, 0), los(chunks, lo), his(chunks, hi);
+    parallelChunks(values.size(), chunks, t, [&](size_t c, size_t b, size_t e) {
+        double sm = 0, l = los[c], h = his[c];
+        for (size_t i = b; i < e; ++i) {
+            const double x = values[i];
+            if (x != x)
+                continue;
+            sm += x;
+            l = std::min(l, x);
+            h = std::max(h, x);
+        }
+        sums[c] = sm;
+        los[c] = l;
+        his[c] = h;
+    });
+    for (size_t c = 0; c < chunks; ++c) {
+        sum += sums[c];
+        lo = std::min(lo, los[c]);
+        hi = std::max(hi, his[c]);
+    }
+    s.mean = sum / double(v.count);
+    s.min = lo;
+    s.max = hi;
+    const double qs[] = {0.5, 0.99, 0.999};
+    const auto q = quantilesType7(values, qs, threads);
+    s.p50 = q[0];
+    s.p99 = q[1];
+    s.p999 = q[2];
+    return s;
+}
+
+MetricEngine::MetricEngine(std::shared_ptr<const Run> run, MetricOptions options)
+    : run_(std::move(run)), options_(options) {}
+
+MetricEngine::~MetricEngine() = default;
+
+DerivedSlices& MetricEngine::derived() {
+    std::lock_guard lock(mutex_);
+    if (!derived_)
+        derived_ = std::make_unique<DerivedSlices>(*this);
+    return *derived_;
+}
+
+void MetricEngine::clear() {
+    std::lock_guard lock(mutex_);
+    cache_.clear();
+}
+
+std::shared_ptr<const MetricValues> MetricEngine::get(std::string_view name, const Progress& progress) {
+    if (!findMetric(name))
+        throw std::invalid_argument("unknown metric '" + std::string(name) + "'");
+    {
+        std::lock_guard lock(mutex_);
+        if (auto it = cache_.find(name); it != cache_.end())
+            return it->second;
+    }
+    computeGroup(name, progress);
+    std::lock_guard lock(mutex_);
+    return cache_.at(std::string(name));
+}
+
+MetricEngine::Moments MetricEngine::moments(std::string_view name, const Progress& progress) {
+    {
+        std::lock_guard lock(mutex_);
+        if (auto it = moments_.find(name); it != moments_.end())
+            return it->second;
+    }
+    const auto v = get(name, progress);
+    Moments m;
+    double sum = 0, mx = -std::numeric_limits<double>::infinity();
+    for (double x : v->values)
+        if (std::isfinite(x)) {
+            sum += x;
+            mx = std::max(mx, x);
+            ++m.n;
+        }
+    if (m.n) {
+        m.mean = sum / double(m.n);
+        m.max = mx;
+    }
+    std::lock_guard lock(mutex_);
+    moments_.emplace(std::string(name), m);
+    return m;
+}
+
+void MetricEngine::computeGroup(std::string_view name, const Progress& progress) {
+    const MetricInfo& info = *findMetric(name);
+    std::vector<MetricValues> results;
+    const Run& run = *run_;
+    // One pass computes a whole group, but per-token arrays take 8 bytes a token each (a
+    // 2 GB run with logits would hold ten of them, mostly NaN): keep what was asked for and
+    // what the top-k group reads (tv, kl_train_inf, the logits' top-1); the rest is
+    // recomputed if it is asked for. Per-sequence arrays are small: all kept.
+    const auto keep = [&](const std::string& n) {
+        if (n == name || info.level != MetricLevel::Token)
+            return true;
+        return info.needs == "logits" && run.hasLogits() &&
+               (n == "tv" || n == "kl_train_inf" || n == detail::kLogitTop1);
+    };
+    if (info.needs == "logits") {
+        results = detail::logitMetrics(run, options_, progress, name == "js", keep);
+    } else if (info.needs == "topk|logits") {
+        // The exact full-logit values win where logits exist, so those come first (without
+        // logits they are never read: no arrays of NaN for them).
+        static const MetricValues none;
+        std::shared_ptr<const MetricValues> tv, kl, top1;
+        if (run.hasLogits()) {
+            tv = get("tv", progress);
+            kl = get("kl_train_inf", progress);
+            std::lock_guard lock(mutex_);
+            top1 = cache_.at(detail::kLogitTop1);
+        }
+        results = detail::topkMetrics(run, options_, tv ? *tv : none, kl ? *kl : none, top1 ? *top1 : none, progress);
+    } else if (info.level == MetricLevel::Sequence) {
+        results = detail::sequenceMetrics(run, options_, progress);
+    } else if (info.level == MetricLevel::Run) {
+        results.push_back(detail::runMetric(run, name, options_, progress));
+    } else {
+        results.push_back(detail::logprobMetric(run, name, options_, progress));
+    }
+    std::lock_guard lock(mutex_);
+    for (auto& r : results) {
+        if (!keep(r.name))
+            continue;
+        std::string key = r.name;
+        cache_.emplace(std::move(key), std::make_shared<const MetricValues>(std::move(r)));
+    }
+}
+
+}  // namespace kcx

@@ -1,0 +1,339 @@
+// Metrics from the sampled-token log-probs: per token (SPEC 2.1), per sequence (2.4)
+// and per run (2.4a).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <stdexcept>
+
+#include "core/metrics/metrics_kernels.h"
+#include "core/base/parallel.h"
+
+namespace kcx::detail {
+
+void ChunkProgress::done() {
+    const size_t d = ++done_;
+    if (!progress_)
+        return;
+    static std::mutex m;   // callbacks are serialised
+    std::lock_guard lock(m);
+    report(progress_, double(d) / double(chunks_));
+}
+
+size_t chunkCount(size_t n, int threads) {
+    const size_t byWork = n / 32768 + 1;
+    return std::clamp<size_t>(byWork, 1, size_t(resolveThreads(threads)) * 16);
+}
+
+namespace {
+
+enum class Op { LogRatio, AbsLogRatio, Ratio, ProbDiff, K1, K2, K3, Chi2, ClipExcess };
+
+Op opOf(std::string_view name) {
+    static const std::pair<std::string_view, Op> ops[] = {
+        {"log_ratio", Op::LogRatio}, {"abs_log_ratio", Op::AbsLogRatio}, {"ratio", Op::Ratio},
+        {"prob_diff", Op::ProbDiff}, {"k1", Op::K1}, {"k2", Op::K2}, {"k3", Op::K3},
+        {"chi2", Op::Chi2}, {"clip_excess", Op::ClipExcess}};
+    for (auto [n, op] : ops)
+        if (n == name)
+            return op;
+    throw std::invalid_argument("not a log-prob metric: " + std::string(name));
+}
+
+// Visits both log-prob columns over [b, b+n) with their storage types.
+template <class F>
+void visitPair(const Run& run, size_t b, size_t n, F&& f) {
+    run.lpTrain.visit([&](auto a) { run.lpInf.visit([&](auto q) { f(a, q); }, b, n); }, b, n);
+}
+
+// The state of one position's inputs: 0 usable, 1 missing, 2 non-finite.
+template <class TA, class TB>
+inline int inputState(TA a, TB b) {
+    if (isMissing(a) || isMissing(b))
+        return 1;
+    if (!std::isfinite(a) || !std::isfinite(b))
+        return 2;
+    return 0;
+}
+
+template <Op op>
+inline double apply(double r, double a, double b, double clip) {
+    if constexpr (op == Op::LogRatio) return r;
+    else if constexpr (op == Op::AbsLogRatio) return std::fabs(r);
+    else if constexpr (op == Op::Ratio) return std::exp(r);
+    else if constexpr (op == Op::ProbDiff) return std::fabs(std::exp(a) - std::exp(b));
+    else if constexpr (op == Op::K1) return -r;
+    else if constexpr (op == Op::K2) return 0.5 * r * r;
+    else if constexpr (op == Op::K3) return std::expm1(r) - r;
+    else if constexpr (op == Op::Chi2) { const double w = std::exp(r); return w * w - 1.0; }
+    else { const double w = std::exp(r); return (w < 1.0 - clip || w > 1.0 + clip) ? 1.0 : 0.0; }
+}
+
+template <Op op, class TA, class TB>
+void tokenLoop(std::span<const TA> A, std::span<const TB> B, double* out, double clip, uint64_t& count,
+               uint64_t& missing, uint64_t& nonfinite) {
+    // Fast pass without branches (it vectorises): counts positions whose inputs or result
+    // are not finite (missing is a NaN); only when there are any does a second pass sort
+    // out why.
+    constexpr double kMax = std::numeric_limits<double>::max();
+    size_t bad = 0;
+    for (size_t i = 0; i < A.size(); ++i) {
+        const double a = A[i], b = B[i];
+        const double v = apply<op>(a - b, a, b, clip);
+        out[i] = v;
+        bad += !(std::fabs(a) <= kMax) | !(std::fabs(b) <= kMax) | !(std::fabs(v) <= kMax);
+    }
+    count += A.size() - bad;
+    if (!bad)
+        return;
+    for (size_t i = 0; i < A.size(); ++i) {
+        const double a = A[i], b = B[i];
+        if (std::fabs(a) <= kMax && std::fabs(b) <= kMax && std::fabs(out[i]) <= kMax)
+            continue;
+        const int state = inputState(A[i], B[i]);
+        if (state == 1) {
+            out[i] = missingDouble();
+            ++missing;
+        } else {
+            out[i] = nan();   // a non-finite input, or a finite one whose result overflows
+            ++nonfinite;
+        }
+    }
+}
+
+template <class TA, class TB>
+void dispatch(Op op, std::span<const TA> A, std::span<const TB> B, double* out, double clip,
+              uint64_t& c, uint64_t& m, uint64_t& nf) {
+    switch (op) {
+    case Op::LogRatio: return tokenLoop<Op::LogRatio>(A, B, out, clip, c, m, nf);
+    case Op::AbsLogRatio: return tokenLoop<Op::AbsLogRatio>(A, B, out, clip, c, m, nf);
+    case Op::Ratio: return tokenLoop<Op::Ratio>(A, B, out, clip, c, m, nf);
+    case Op::ProbDiff: return tokenLoop<Op::ProbDiff>(A, B, out, clip, c, m, nf);
+    case Op::K1: return tokenLoop<Op::K1>(A, B, out, clip, c, m, nf);
+    case Op::K2: return tokenLoop<Op::K2>(A, B, out, clip, c, m, nf);
+    case Op::K3: return tokenLoop<Op::K3>(A, B, out, clip, c, m, nf);
+    case Op::Chi2: return tokenLoop<Op::Chi2>(A, B, out, clip, c, m, nf);
+    case Op::ClipExcess: return tokenLoop<Op::ClipExcess>(A, B, out, clip, c, m, nf);
+    }
+}
+
+}  // namespace
+
+MetricValues logprobMetric(const Run& run, std::string_view name, const MetricOptions& options,
+                           const Progress& progress) {
+    const Op op = opOf(name);
+    MetricValues out;
+    out.name = std::string(name);
+    out.level = MetricLevel::Token;
+    const size_t m = run.tokenCount();
+    out.values.resize(m);
+    const size_t chunks = chunkCount(m, options.threads);
+    ChunkProgress prog(progress, chunks);
+    Counts counts;
+    parallelChunks(m, chunks, options.threads, [&](size_t, size_t b, size_t e) {
+        uint64_t c = 0, miss = 0, nf = 0;
+        visitPair(run, b, e - b, [&](auto A, auto B) {
+            dispatch(op, A, B, out.values.data() + b, options.ppoClip, c, miss, nf);
+        });
+        counts.add(c, miss, nf);
+        prog.done();
+    });
+    counts.into(out);
+    return out;
+}
+
+std::vector<MetricValues> sequenceMetrics(const Run& run, const MetricOptions& options,
+                                          const Progress& progress) {
+    static const char* names[] = {"seq_log_ratio", "seq_abs_log_ratio", "seq_max_abs_log_ratio",
+                                  "seq_mean_abs_log_ratio", "seq_geo_ratio", "seq_ratio"};
+    constexpr size_t kSeq = 6;
+    const size_t n = run.sequenceCount();
+    std::vector<MetricValues> out(kSeq + 2);
+    for (size_t j = 0; j < kSeq; ++j)
+        out[j].name = names[j];
+    out[kSeq].name = "reward_diff";
+    out[kSeq + 1].name = "length";
+    for (auto& v : out) {
+        v.level = MetricLevel::Sequence;
+        v.values.assign(n, missingDouble());
+    }
+    const size_t chunks = std::min<size_t>(n ? n : 1, chunkCount(run.tokenCount(), options.threads));
+    ChunkProgress prog(progress, chunks);
+    Counts seqCounts;
+    parallelChunks(n, chunks, options.threads, [&](size_t, size_t b, size_t e) {
+        uint64_t c = 0, miss = 0, nf = 0;
+        for (size_t s = b; s < e; ++s) {
+            const size_t t0 = run.seqBegin(s), len = run.seqLength(s);
+            double sum = 0, maxAbs = 0, sumAbs = 0;
+            int worst = 0;   // 1 missing beats 2 non-finite: a sequence with a gap is missing
+            visitPair(run, t0, len, [&](auto A, auto B) {
+                for (size_t i = 0; i < len; ++i) {
+                    const int st = inputState(A[i], B[i]);
+                    if (st == 1)
+                        worst = 1;
+                    else if (st == 2 && worst == 0)
+                        worst = 2;
+                    if (st)
+                        continue;
+                    const double r = double(A[i]) - double(B[i]);
+                    sum += r;
+                    sumAbs += std::fabs(r);
+                    maxAbs = std::max(maxAbs, std::fabs(r));
+                }
+            });
+            out[kSeq + 1].values[s] = double(len);
+            if (worst || len == 0) {
+                (worst == 2 ? nf : miss)++;
+                if (worst == 2)
+                    for (size_t j = 0; j < kSeq; ++j)
+                        out[j].values[s] = nan();
+                continue;
+            }
+            ++c;
+            const double vals[kSeq] = {sum, std::fabs(sum), maxAbs, sumAbs / double(len),
+                                       std::exp(sum / double(len)), std::exp(std::clamp(sum, -20.0, 20.0))};
+            for (size_t j = 0; j < kSeq; ++j)
+                out[j].values[s] = vals[j];
+        }
+        seqCounts.add(c, miss, nf);
+        prog.done();
+    });
+    for (size_t j = 0; j < kSeq; ++j) {
+        seqCounts.into(out[j]);
+        // seq_geo_ratio may overflow for extreme mean log-ratios.
+        for (double& v : out[j].values)
+            if (std::isinf(v)) {
+                v = nan();
+                --out[j].count;
+                ++out[j].nonfinite;
+            }
+    }
+    // reward_diff: both rewards present and finite.
+    MetricValues& rd = out[kSeq];
+    for (size_t s = 0; s < n; ++s) {
+        const double a = run.rewardTrain.empty() ? missingDouble() : run.rewardTrain[s];
+        const double b = run.rewardInf.empty() ? missingDouble() : run.rewardInf[s];
+        const int st = inputState(a, b);
+        if (st) {
+            (st == 1 ? rd.missing : rd.nonfinite)++;
+            if (st == 2)
+                rd.values[s] = nan();
+        }
+        else {
+            rd.values[s] = b - a;
+            ++rd.count;
+        }
+    }
+    out[kSeq + 1].count = n;
+    return out;
+}
+
+MetricValues runMetric(const Run& run, std::string_view name, const MetricOptions& options,
+                       const Progress& progress) {
+    MetricValues out;
+    out.name = std::string(name);
+    out.level = MetricLevel::Run;
+    const size_t n = run.sequenceCount();
+    // Per-sequence partial sums, combined in order so the result does not depend on threads.
+    struct Part {
+        double sw = 0, sw2 = 0, sp = 0, sq = 0, seqMean = 0;
+        uint64_t nw = 0, nPair = 0, miss = 0, nf = 0;
+    };
+    std::vector<Part> parts(n);
+    const size_t chunks = std::min<size_t>(n ? n : 1, chunkCount(run.tokenCount(), options.threads));
+    ChunkProgress prog(progress, chunks * 2);
+    parallelChunks(n, chunks, options.threads, [&](size_t, size_t b, size_t e) {
+        for (size_t s = b; s < e; ++s) {
+            Part& p = parts[s];
+            double sumDiff = 0;
+            visitPair(run, run.seqBegin(s), run.seqLength(s), [&](auto A, auto B) {
+                for (size_t i = 0; i < A.size(); ++i) {
+                    const int st = inputState(A[i], B[i]);
+                    if (st) {
+                        (st == 1 ? p.miss : p.nf)++;
+                        continue;
+                    }
+                    const double a = A[i], q = B[i], w = std::exp(a - q);
+                    ++p.nPair;
+                    sumDiff += q - a;
+                    p.sp += std::exp(a);
+                    p.sq += std::exp(q);
+                    if (std::isfinite(w)) {
+                        ++p.nw;
+                        p.sw += w;
+                        p.sw2 += w * w;
+                    } else {
+                        ++p.nf;
+                    }
+                }
+            });
+            p.seqMean = p.nPair ? sumDiff / double(p.nPair) : 0;
+        }
+        prog.done();
+    });
+    Part all;
+    uint64_t seqs = 0;
+    double sumSeqMeans = 0;
+    for (const Part& p : parts) {
+        all.sw += p.sw;
+        all.sw2 += p.sw2;
+        all.sp += p.sp;
+        all.sq += p.sq;
+        all.nw += p.nw;
+        all.nPair += p.nPair;
+        all.miss += p.miss;
+        all.nf += p.nf;
+        if (p.nPair) {
+            ++seqs;
+            sumSeqMeans += p.seqMean;
+        }
+    }
+    out.missing = all.miss;
+    out.nonfinite = all.nf;
+    double value = nan();
+    if (name == "ess") {
+        out.nonfinite = all.nf;   // includes ratios that overflowed
+        if (all.nw && all.sw2 > 0)
+            value = all.sw * all.sw / (double(all.nw) * all.sw2);
+    } else if (name == "log_ppl_diff") {
+        out.nonfinite = all.nf - (all.nPair - all.nw);   // overflowing ratios do not matter here
+        if (seqs)
+            value = sumSeqMeans / double(seqs);
+    } else if (name == "prob_pearson") {
+        out.nonfinite = all.nf - (all.nPair - all.nw);
+        if (all.nPair >= 2) {
+            // Second pass around the means, for accuracy.
+            const double mp = all.sp / double(all.nPair), mq = all.sq / double(all.nPair);
+            std::vector<double> cov(n, 0), vp(n, 0), vq(n, 0);
+            parallelChunks(n, chunks, options.threads, [&](size_t, size_t b, size_t e) {
+                for (size_t s = b; s < e; ++s)
+                    visitPair(run, run.seqBegin(s), run.seqLength(s), [&](auto A, auto B) {
+                        for (size_t i = 0; i < A.size(); ++i) {
+                            if (inputState(A[i], B[i]))
+                                continue;
+                            const double dp = std::exp(double(A[i])) - mp, dq = std::exp(double(B[i])) - mq;
+                            cov[s] += dp * dq;
+                            vp[s] += dp * dp;
+                            vq[s] += dq * dq;
+                        }
+                    });
+                prog.done();
+            });
+            double c = 0, a = 0, b = 0;
+            for (size_t s = 0; s < n; ++s) {
+                c += cov[s];
+                a += vp[s];
+                b += vq[s];
+            }
+            if (a > 0 && b > 0)
+                value = c / std::sqrt(a * b);
+        }
+    } else {
+        throw std::invalid_argument("not a run metric: " + std::string(name));
+    }
+    out.values = {value};
+    out.count = std::isfinite(value) ? 1 : 0;
+    return out;
+}
+
+}  // namespace kcx::detail

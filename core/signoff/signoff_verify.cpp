@@ -1,0 +1,64 @@
+#include "core/signoff/signoff_verify.h"
+
+namespace kcx {
+
+bool SignoffVerification::verified() const {
+    for (const auto& c : checks)
+        if (!c.ok)
+            return false;
+    return true;
+}
+
+std::vector<std::string> SignoffVerification::differing() const {
+    std::vector<std::string> out;
+    for (const auto& c : checks)
+        if (!c.ok)
+            out.push_back(c.what);
+    return out;
+}
+
+std::string SignoffVerification::differingText() const {
+    std::string s;
+    for (const auto& d : differing())
+        s += (s.empty() ? "" : ", ") + d;
+    return s;
+}
+
+SignoffVerification verifySignoff(const SignoffRecord& r, const SignoffNow& now) {
+    SignoffVerification v;
+    auto add = [&](bool ok, const char* what, std::string okText, std::string badText) {
+        v.checks.push_back({what, ok, ok ? std::move(okText) : std::move(badText)});
+    };
+    add(signatureValid(r), "record", "the signature is valid over every field",
+        "the signature is not valid over the record's fields (the record was changed after signing)");
+    if (now.publicKeyHex) {
+        const std::string& q = now.publicKeyName;
+        add(*now.publicKeyHex == r.publicKey, "key", q + " is the key that signed (fingerprint " + r.keyFingerprint + ")",
+            q + " (fingerprint " + keyFingerprint(*now.publicKeyHex) + ") is not the key in the record (fingerprint " +
+                r.keyFingerprint + ")");
+    }
+    auto file = [&](const std::optional<std::string>& hash, const std::string& name, const std::string& signedHash,
+                    const char* what) {
+        if (!hash)
+            return;
+        add(*hash == signedHash, what, name + " is the file that was signed",
+            name + " has changed since it was signed (sha256 " + *hash + ", signed " + signedHash + ")");
+    };
+    file(now.contractSha256, now.contractName, r.contractSha256, "contract");
+    file(now.runSha256, now.runName, r.runSha256, "run");
+    if (!now.resultsError.empty()) {
+        add(false, "results", "", "cannot evaluate at the signed stage: " + now.resultsError);
+    } else if (now.resultsSha256) {
+        add(*now.resultsSha256 == r.resultsSha256, "results", "evaluating now gives the signed results",
+            "evaluating now gives different results (verdict " + now.verdict + ", signed " + r.verdict + "; sha256 " +
+                *now.resultsSha256 + ", signed " + r.resultsSha256 + ")");
+    }
+    return v;
+}
+
+std::string describeSignoff(const SignoffRecord& r) {
+    return r.reviewer + (r.decision == "approve" ? " approved" : " rejected") + " at " + r.time + " (verdict " +
+           r.verdict + ", action at " + r.stage + ": " + r.action + ")";
+}
+
+}  // namespace kcx

@@ -1,0 +1,47 @@
+// Comparing a sign-off record with what is there now (SPEC 6.4, docs/signoff.md). The caller
+// hashes the files and evaluates (it may already hold the run in memory); this says, check by
+// check, what still matches and what differs, in the words `kcx verify` prints and the
+// window's records panel shows.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/signoff/signoff.h"
+
+namespace kcx {
+
+struct SignoffNow {
+    // Each optional is "not checked" when empty.
+    std::optional<std::string> publicKeyHex;    // the key the record must be signed with
+    std::string publicKeyName;                  // how to name it, e.g. "alice.pub"
+    std::optional<std::string> contractSha256;  // of the contract file now
+    std::string contractName;                   // e.g. its path
+    std::optional<std::string> runSha256;       // of the run file now
+    std::string runName;
+    std::optional<std::string> resultsSha256;   // resultsSha256(evaluation now, at r.stage)
+    std::string verdict;                        // that evaluation's verdict
+    std::string resultsError;                   // set when it could not be evaluated at r.stage
+};
+
+struct SignoffCheck {
+    std::string what;   // "record", "key", "contract", "run", "results"
+    bool ok = false;
+    std::string text;   // one line: why it matches, or exactly what differs
+};
+
+struct SignoffVerification {
+    std::vector<SignoffCheck> checks;   // record first, then key, contract, run, results
+    bool verified() const;
+    // The names of the checks that failed, in order ("contract, run").
+    std::vector<std::string> differing() const;
+    std::string differingText() const;   // "contract, run" or empty
+};
+
+SignoffVerification verifySignoff(const SignoffRecord& r, const SignoffNow& now);
+
+// "alice approved at 2026-12-02T10:00:00Z (verdict fail, action at offline_ci: block_promotion)"
+std::string describeSignoff(const SignoffRecord& r);
+
+}  // namespace kcx

@@ -1,0 +1,105 @@
+// Aggregates (SPEC 3) and exact quantiles, against values worked out by hand or by sorting.
+#include <QtTest/QTest>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "core/metrics/aggregate.h"
+#include "core/metrics/quantile.h"
+
+using namespace kcx;
+
+namespace {
+double agg(const char* text, const std::vector<double>& v) {
+    std::string err;
+    const auto a = parseAggregate(text, &err);
+    if (!a)
+        qFatal("%s", err.c_str());
+    const auto r = applyAggregate(*a, v);
+    return r ? *r : -12345.0;
+}
+// Type 7 from its definition, over a sorted copy.
+double type7(std::vector<double> x, double q) {
+    std::sort(x.begin(), x.end());
+    const double h = double(x.size() - 1) * q;
+    const size_t lo = size_t(std::floor(h));
+    if (lo + 1 >= x.size())
+        return x[lo];
+    return x[lo] + (h - double(lo)) * (x[lo + 1] - x[lo]);
+}
+}  // namespace
+
+class TestAggregate : public QObject {
+    Q_OBJECT
+private slots:
+    void byHand() {
+        const std::vector<double> v = {4, 1, NAN, 3, 2};
+        QCOMPARE(agg("max", v), 4.0);
+        QCOMPARE(agg("min", v), 1.0);
+        QCOMPARE(agg("mean", v), 2.5);
+        QCOMPARE(agg("sum", v), 10.0);
+        QCOMPARE(agg("count", v), 4.0);
+        QCOMPARE(agg("p50", v), 2.5);                 // h = 1.5 between 2 and 3
+        QCOMPARE(agg("p99", v), 3.97);                // h = 2.97: 3 + 0.97
+        QCOMPARE(agg("p0", v), 1.0);
+        QCOMPARE(agg("p100", v), 4.0);
+        QVERIFY(std::fabs(agg("p99.9", v) - 3.997) < 1e-12);
+        QCOMPARE(agg("fraction_above: 2", v), 0.5);    // strictly greater: 3, 4
+        QCOMPARE(agg("fraction_above:3.5", v), 0.25);
+        QCOMPARE(agg("fraction_outside: [2, 3]", v), 0.5);   // 1 and 4
+        QCOMPARE(agg("  fraction_outside: [-1, 10] ", v), 0.0);
+    }
+    void emptyHasNoValue() {
+        for (const char* a : {"max", "mean", "sum", "count", "p50", "fraction_above: 0"}) {
+            QVERIFY(!applyAggregate(*parseAggregate(a), std::vector<double>{}));
+            QVERIFY(!applyAggregate(*parseAggregate(a), std::vector<double>{NAN, NAN}));
+        }
+    }
+    void badText_data() {
+        QTest::addColumn<QString>("text");
+        for (const char* t : {"median", "p101", "p", "px", "p99.9.9", "p-1", "fraction_above: abc", "fraction_above:",
+                              "fraction_outside: [3, 1]", "fraction_outside: 1, 2", "fraction_outside: [1]", "MAX", ""})
+            QTest::newRow(t) << QString(t);
+    }
+    void badText() {
+        QFETCH(QString, text);
+        std::string err;
+        QVERIFY(!parseAggregate(text.toStdString(), &err));
+        QVERIFY(!err.empty());
+    }
+    void canonicalText() {
+        QCOMPARE(parseAggregate("fraction_above:0.2")->text, std::string("fraction_above: 0.2"));
+        QCOMPARE(parseAggregate("p99.9")->q, 0.999);
+    }
+    // Radix selection against a full sort: mixed signs, duplicates, NaN, tiny and huge values.
+    void quantilesMatchSorting() {
+        std::mt19937_64 rng(7);
+        for (int trial = 0; trial < 30; ++trial) {
+            const size_t n = trial < 10 ? size_t(1 + trial) : size_t(rng() % 300000 + 1);
+            std::vector<double> v(n), clean;
+            std::normal_distribution<double> normal(0, 1);
+            for (auto& x : v) {
+                const int kind = int(rng() % 10);
+                x = kind == 0 ? std::round(normal(rng)) : kind == 1 ? NAN : kind == 2 ? normal(rng) * 1e-300
+                  : kind == 3 ? -0.0 : std::exp(normal(rng) * 5) * (rng() % 2 ? 1 : -1);
+                if (!std::isnan(x))
+                    clean.push_back(x);
+            }
+            const double qs[] = {0, 0.001, 0.5, 0.99, 0.999, 1};
+            const auto got = quantilesType7(v, qs, trial % 3);
+            if (clean.empty()) {
+                QVERIFY(got.empty());
+                continue;
+            }
+            for (size_t i = 0; i < 6; ++i)
+                QCOMPARE(got[i], type7(clean, qs[i]));
+            std::sort(clean.begin(), clean.end());
+            const size_t k = clean.size() / 3;
+            QCOMPARE(orderStatistic(v, k), clean[k]);
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAggregate)
+#include "test_aggregate.moc"

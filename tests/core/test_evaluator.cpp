@@ -1,0 +1,275 @@
+// The contract evaluator (SPEC 4.1, 4.2) against values worked out in the test.
+#include <QtTest/QTest>
+
+#include <cmath>
+#include <random>
+
+#include "core/evaluate/evaluator.h"
+#include "core/evaluate/stats.h"
+#include "tests/support/test_runs.h"
+
+using namespace kcx;
+
+namespace {
+
+// Two slices: "math" sequences 0,1 and "code" sequence 2; |r| values chosen by hand.
+//   s0 (math): r = 0.1, 0.5, 0.05     s1 (math): r = 0.3, 0.02     s2 (code): r = 0.01, 0.02, 0.03, 0.9
+std::shared_ptr<Run> smallRun() {
+    const std::vector<std::vector<double>> r = {{0.1, 0.5, 0.05}, {0.3, 0.02}, {0.01, 0.02, 0.03, 0.9}};
+    auto run = test::runFromRatios(r);
+    run->slices.keys = {"task"};
+    run->slices.values = {{"math", "code"}};
+    run->slices.codes = {0, 0, 1};
+    run->header = nlohmann::json::parse(
+        R"({"kernels": {"train": {"weights_sha256": "ab", "batch_invariant": true}, "inf": {"weights_sha256": "ab", "batch_invariant": false}}})");
+    run->runtime = {{{"batch_size", 8}}, {{"batch_size", 64}}, {{"batch_size", 32}}};
+    run->rewardTrain = {1, 0.5, missingDouble()};
+    run->rewardInf = {0.75, 0.5, 0.5};
+    return run;
+}
+
+Evaluation eval(const Contract& c, const std::string& stage = "") {
+    EvaluateOptions o;
+    o.stage = stage;
+    return evaluateContract(c, smallRun(), o);
+}
+
+const Result& find(const Evaluation& ev, const std::string& id, const std::string& slice = "") {
+    for (const auto& r : ev.results)
+        if (r.clause == id && (slice.empty() || (r.slice && r.slice->begin()->second == slice)))
+            return r;
+    qFatal("no result %s", id.c_str());
+}
+
+// Wilson's one-sided upper bound written out from SPEC 4.2 with z given as a number.
+double wilson(double k, double n, double z) {
+    const double p = k / n;
+    return (p + z * z / (2 * n) + z * std::sqrt(p * (1 - p) / n + z * z / (4 * n * n))) / (1 + z * z / n);
+}
+
+}  // namespace
+
+class TestEvaluator : public QObject {
+    Q_OBJECT
+private slots:
+    void normalQuantileKnownValues() {
+        QVERIFY(std::fabs(normalQuantile(0.95) - 1.6448536269514722) < 1e-14);
+        QVERIFY(std::fabs(normalQuantile(0.975) - 1.959963984540054) < 1e-14);
+        QVERIFY(std::fabs(normalQuantile(0.999) - 3.090232306167813) < 1e-13);
+        QVERIFY(std::fabs(normalQuantile(1e-10) + 6.361340902404056) < 1e-11);
+    }
+
+    void numericalWholeAndPerSlice() {
+        Contract c;
+        c.clauses.push_back(test::maxClause("N1", "abs_log_ratio", "max", 0.6));
+        Clause per = test::maxClause("N2", "abs_log_ratio", "mean", 0.2);
+        per.perSlice = "task";
+        c.clauses.push_back(per);
+        Clause pos = test::maxClause("N3", "abs_log_ratio", "max", 0.2);
+        pos.positions = std::make_pair(int64_t(0), int64_t(1));   // first token of each sequence
+        c.clauses.push_back(pos);
+        const Evaluation ev = eval(c);
+        const Result& n1 = find(ev, "N1");
+        QVERIFY(std::fabs(*n1.observed - 0.9) < 1e-12);
+        QCOMPARE(n1.status, Status::Fail);
+        QVERIFY(std::fabs(*n1.margin - (0.6 - 0.9)) < 1e-12);
+        QCOMPARE(n1.n, uint64_t(9));
+        // math mean = (0.1+0.5+0.05+0.3+0.02)/5 = 0.194; code mean = 0.96/4 = 0.24.
+        QVERIFY(std::fabs(*find(ev, "N2", "math").observed - 0.194) < 1e-12);
+        QCOMPARE(find(ev, "N2", "math").status, Status::Pass);
+        QVERIFY(std::fabs(*find(ev, "N2", "code").observed - 0.24) < 1e-12);
+        QCOMPARE(find(ev, "N2", "code").status, Status::Fail);
+        QVERIFY(std::fabs(*find(ev, "N3").observed - 0.3) < 1e-12);    // firsts: 0.1, 0.3, 0.01
+        QCOMPARE(ev.verdict, Status::Fail);
+    }
+
+    void emptyScopeIsInconclusive() {
+        Contract c;
+        Clause n = test::maxClause("N1", "abs_log_ratio", "max", 0.6);
+        n.positions = std::make_pair(int64_t(10), int64_t(20));   // past every sequence
+        c.clauses.push_back(n);
+        Clause w = test::maxClause("N2", "tv", "mean", 0.1);                // no logits in the run
+        c.clauses.push_back(w);
+        const Evaluation ev = eval(c);
+        QCOMPARE(find(ev, "N1").status, Status::Inconclusive);
+        QCOMPARE(find(ev, "N2").status, Status::Inconclusive);
+        QCOMPARE(ev.verdict, Status::Inconclusive);
+        Clause bad = test::maxClause("N3", "abs_log_ratio", "max", 1);
+        bad.where.anyOf["lang"] = {"en"};
+        c.clauses = {bad};
+        QCOMPARE(find(eval(c), "N3").status, Status::Error);
+    }
+
+    void exceedanceWilsonAndBonferroni() {
+        Contract c;
+        Clause s;
+        s.id = "S1";
+        s.family = Family::Statistical;
+        s.metric = "abs_log_ratio";
+        s.test = Clause::Test::Exceedance;
+        s.level = Threshold{0.2, {}};
+        s.max = Threshold{0.9, {}};
+        s.confidence = Threshold{0.95, {}};
+        c.clauses.push_back(s);
+        s.id = "S2";
+        s.perSlice = "task";
+        s.correction = Clause::Correction::Bonferroni;
+        c.clauses.push_back(s);
+        s.id = "S3";
+        s.perSlice.clear();
+        s.correction = Clause::Correction::None;
+        s.unit = Clause::Unit::Sequence;
+        c.clauses.push_back(s);
+        s.id = "S4";
+        s.unit = Clause::Unit::Token;
+        s.minSamples = 10;
+        c.clauses.push_back(s);
+        const Evaluation ev = eval(c);
+        const Result& s1 = find(ev, "S1");   // above 0.2: 0.5, 0.3, 0.9 -> 3 of 9
+        QCOMPARE(*s1.observed, 3.0 / 9);
+        QVERIFY(std::fabs(*s1.upper - wilson(3, 9, 1.6448536269514722)) < 1e-12);
+        QCOMPARE(s1.status, Status::Pass);
+        // Two slices tested: confidence 1 - 0.05/2 = 0.975.
+        const Result& math = find(ev, "S2", "math");   // 2 of 5
+        QVERIFY(std::fabs(*math.upper - wilson(2, 5, 1.959963984540054)) < 1e-12);
+        QCOMPARE(*math.confidence, 0.975);
+        // Sequences exceeding: every sequence has a value above 0.2 -> 3 of 3.
+        QCOMPARE(*find(ev, "S3").observed, 1.0);
+        QCOMPARE(find(ev, "S3").status, Status::Fail);   // upper bound 1 > 0.9
+        QCOMPARE(find(ev, "S4").status, Status::Inconclusive);   // 9 < min_samples 10
+    }
+
+    void meanTestIsReproducible() {
+        Contract c;
+        Clause s;
+        s.id = "S1";
+        s.family = Family::Statistical;
+        s.metric = "abs_log_ratio";
+        s.test = Clause::Test::Mean;
+        s.min = Threshold{0.0, {}};
+        s.max = Threshold{0.5, {}};
+        s.seed = 7;
+        s.resamples = 500;
+        c.clauses.push_back(s);
+        const Result a = find(eval(c), "S1"), b = find(eval(c), "S1");
+        QCOMPARE(a.ci->first, b.ci->first);
+        QCOMPARE(a.ci->second, b.ci->second);
+        QVERIFY(std::fabs(*a.observed - 1.93 / 9) < 1e-12);
+        // Resampling whole sequences: every replicate's ratio mean lies between the extreme
+        // sequence means, 0.32/2 = 0.16 and 0.96/4 = 0.24.
+        QVERIFY(a.ci->first >= 0.16 - 1e-12 && a.ci->second <= 0.24 + 1e-12);
+        QVERIFY(a.ci->first <= *a.observed && *a.observed <= a.ci->second);
+        c.clauses[0].seed = 8;
+        const Result d = find(eval(c), "S1");
+        QVERIFY(d.ci->first != a.ci->first || d.ci->second != a.ci->second);
+        c.clauses[0].metric = "reward_diff";   // per sequence: -0.25 and 0 (s2 has no train reward)
+        c.clauses[0].min = Threshold{-0.01, {}};
+        const Result rd = find(eval(c), "S1");
+        QCOMPARE(*rd.observed, -0.125);
+        QCOMPARE(rd.status, Status::Fail);
+    }
+
+    void runtimeAndObservability() {
+        Contract c;
+        Clause r;
+        r.id = "R1";
+        r.family = Family::Runtime;
+        r.field = "batch_size";
+        r.aggregate = parseAggregate("max");
+        r.max = Threshold{32, {}};
+        c.clauses.push_back(r);
+        Clause eq;
+        eq.id = "R2";
+        eq.family = Family::Runtime;
+        eq.requireEqual = "weights_sha256";
+        c.clauses.push_back(eq);
+        Clause req;
+        req.id = "R3";
+        req.family = Family::Runtime;
+        req.require = {{"inf.batch_invariant", true}};
+        c.clauses.push_back(req);
+        Clause o;
+        o.id = "O1";
+        o.family = Family::Observability;
+        o.requireFields = {"logp_train", "reward_train", "slices.task"};
+        o.minCoverage = Threshold{0.9, {}};
+        c.clauses.push_back(o);
+        const Evaluation ev = eval(c);
+        QCOMPARE(*find(ev, "R1").observed, 64.0);
+        QCOMPARE(find(ev, "R1").status, Status::Fail);
+        QCOMPARE(find(ev, "R2").status, Status::Pass);
+        QCOMPARE(find(ev, "R3").status, Status::Fail);
+        QCOMPARE(*find(ev, "O1").observed, 2.0 / 3);     // reward_train is missing for s2
+        QCOMPARE(find(ev, "O1").metric, std::string("reward_train"));
+        QCOMPARE(find(ev, "O1").status, Status::Fail);
+    }
+
+    void escalationFirstRuleWinsPerStage() {
+        Contract c;
+        Clause n = test::maxClause("N1", "abs_log_ratio", "max", 0.6);
+        n.severity = Severity::Warn;
+        c.clauses.push_back(n);
+        Clause p = test::maxClause("N2", "abs_log_ratio", "mean", 0.2);
+        p.perSlice = "task";
+        c.clauses.push_back(p);
+        EscalationRule canary;
+        canary.stages = {"canary", "full"};
+        canary.action = Action::Rollback;
+        EscalationRule math;   // N2's code slice fails; this rule names math, so it does not apply
+        math.clauses = {"N2"};
+        math.slice.anyOf["task"] = {"math"};
+        math.action = Action::RouteToReference;
+        EscalationRule code;
+        code.clauses = {"N2"};
+        code.slice.anyOf["task"] = {"code"};
+        code.action = Action::BlockPromotion;
+        EscalationRule dflt;
+        dflt.isDefault = true;
+        dflt.action = Action::Hold;
+        c.escalation = {canary, math, code, dflt};
+        const Evaluation ev = eval(c);
+        QCOMPARE(ev.stage, std::string("offline_ci"));
+        QCOMPARE(find(ev, "N1").action, Action::Hold);
+        QCOMPARE(find(ev, "N2", "code").action, Action::BlockPromotion);
+        QCOMPARE(find(ev, "N2", "math").action, Action::Pass);
+        QCOMPARE(ev.action, Action::BlockPromotion);
+        QCOMPARE(ev.stageActions.at("shadow"), Action::BlockPromotion);
+        QCOMPARE(ev.stageActions.at("canary"), Action::Rollback);
+        QCOMPARE(eval(c, "full").action, Action::Rollback);
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, eval(c, "prod"));
+        c.escalation.clear();   // no rule: a failure warns
+        QCOMPARE(eval(c).action, Action::Warn);
+    }
+
+    // Tightening `max` never turns a fail into a pass; re-deciding equals a fresh evaluation.
+    void tighteningAndIncremental() {
+        std::mt19937_64 rng(5);
+        std::uniform_real_distribution<double> u(0, 1);
+        for (int trial = 0; trial < 200; ++trial) {
+            Contract c;
+            const char* aggs[] = {"max", "mean", "p50", "p99", "fraction_above: 0.04"};
+            Clause n = test::maxClause("N1", "abs_log_ratio", aggs[trial % 5], u(rng));
+            if (trial % 2)
+                n.perSlice = "task";
+            c.clauses.push_back(n);
+            auto engine = std::make_shared<MetricEngine>(smallRun());
+            Evaluator e(engine, c);
+            const Evaluation before = e.evaluate();
+            const double tighter = n.max->value * u(rng);
+            e.setThreshold("N1", "max", tighter);
+            const Evaluation after = e.evaluate();
+            Contract fresh = c;
+            fresh.clauses[0].max->value = tighter;
+            const Evaluation direct = eval(fresh);
+            for (size_t i = 0; i < before.results.size(); ++i) {
+                if (before.results[i].status == Status::Fail)
+                    QCOMPARE(after.results[i].status, Status::Fail);
+                QCOMPARE(after.results[i].status, direct.results[i].status);
+                QCOMPARE(after.results[i].margin.has_value(), direct.results[i].margin.has_value());
+            }
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestEvaluator)
+#include "test_evaluator.moc"

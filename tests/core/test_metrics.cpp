@@ -1,0 +1,312 @@
+// The metric engine (SPEC 2) against closed forms worked out by hand, and against the
+// inequalities that must hold on any input.
+#include <QtTest/QTest>
+
+#include <cmath>
+#include <random>
+
+#include "core/metrics/metrics.h"
+#include "tests/support/test_runs.h"
+
+using namespace kcx;
+
+namespace {
+
+// Builds a run from plain vectors: seqs[s] = (lp_train, lp_inf) of sequence s.
+struct RunBuilder {
+    std::vector<std::vector<double>> train, inf;
+    std::shared_ptr<Run> build() const { return test::runFromLogprobs(train, inf); }
+};
+
+std::shared_ptr<const MetricValues> metric(const std::shared_ptr<Run>& run, const char* name, int threads = 0) {
+    MetricOptions o;
+    o.threads = threads;
+    MetricEngine e(run, o);
+    return e.get(name);
+}
+
+// A run with one token whose full logits are z (train) and zq (inf), and optionally top-k.
+std::shared_ptr<Run> logitRun(const std::vector<double>& z, const std::vector<double>& zq) {
+    RunBuilder b;
+    b.train = {{-1}};
+    b.inf = {{-1}};
+    auto run = b.build();
+    run->logits.vocab = int64_t(z.size());
+    run->logits.rows = Array<int64_t>(std::vector<int64_t>{0});
+    run->logits.train = Column(Array<double>(z));
+    run->logits.inf = Column(Array<double>(zq));
+    return run;
+}
+
+void setTopk(Run& run, const std::vector<int32_t>& idsA, const std::vector<double>& lpA,
+             const std::vector<int32_t>& idsB, const std::vector<double>& lpB) {
+    run.topkTrain.k = int(idsA.size());
+    run.topkTrain.ids = Array<int32_t>(idsA);
+    run.topkTrain.logp = Column(Array<double>(lpA));
+    run.topkInf.k = int(idsB.size());
+    run.topkInf.ids = Array<int32_t>(idsB);
+    run.topkInf.logp = Column(Array<double>(lpB));
+}
+
+double one(const std::shared_ptr<Run>& run, const char* name) {
+    const auto v = metric(run, name);
+    return v->count ? v->values[0] : NAN;
+}
+
+// Softmax worked out directly in the test, for the inequality checks.
+std::vector<double> softmax(const std::vector<double>& z) {
+    double m = *std::max_element(z.begin(), z.end()), s = 0;
+    std::vector<double> p(z.size());
+    for (size_t i = 0; i < z.size(); ++i)
+        s += p[i] = std::exp(z[i] - m);
+    for (double& x : p)
+        x /= s;
+    return p;
+}
+
+}  // namespace
+
+class TestMetrics : public QObject {
+    Q_OBJECT
+private slots:
+    // lp_train = log 1/2, lp_inf = log 1/4: r = log 2, w = 2.
+    void logprobClosedForms() {
+        RunBuilder b;
+        b.train = {{std::log(0.5)}};
+        b.inf = {{std::log(0.25)}};
+        const auto run = b.build();
+        const double l2 = std::log(2.0);
+        QCOMPARE(one(run, "log_ratio"), l2);
+        QCOMPARE(one(run, "abs_log_ratio"), l2);
+        QCOMPARE(one(run, "ratio"), 2.0);
+        QCOMPARE(one(run, "prob_diff"), 0.25);
+        QCOMPARE(one(run, "k1"), -l2);
+        QCOMPARE(one(run, "k2"), 0.5 * l2 * l2);
+        QCOMPARE(one(run, "k3"), 1.0 - l2);
+        QCOMPARE(one(run, "chi2"), 3.0);
+        QCOMPARE(one(run, "clip_excess"), 1.0);
+    }
+
+    void clipBudget() {
+        RunBuilder b;   // w = 1.1 (inside 0.2), 0.7 (outside), 1.25 (outside)
+        b.train = {{std::log(0.11), std::log(0.07), std::log(0.125)}};
+        b.inf = {{std::log(0.1), std::log(0.1), std::log(0.1)}};
+        const auto v = metric(b.build(), "clip_excess");
+        QCOMPARE(v->values, (std::vector<double>{0, 1, 1}));
+    }
+
+    void identicalKernelsGiveZeros() {
+        std::mt19937_64 rng(1);
+        std::uniform_real_distribution<double> u(-8, 0);
+        RunBuilder b;
+        for (int s = 0; s < 50; ++s) {
+            b.train.emplace_back();
+            for (int t = 0; t < 40; ++t)
+                b.train.back().push_back(u(rng));
+        }
+        b.inf = b.train;
+        const auto run = b.build();
+        for (const char* m : {"log_ratio", "abs_log_ratio", "prob_diff", "k1", "k2", "k3", "clip_excess",
+                              "seq_log_ratio", "seq_max_abs_log_ratio"}) {
+            const auto v = metric(run, m);
+            for (double x : v->values)
+                QCOMPARE(x, 0.0);
+        }
+        QCOMPARE(metric(run, "ess")->values[0], 1.0);
+        QCOMPARE(metric(run, "prob_pearson")->values[0], 1.0);
+        QCOMPARE(metric(run, "log_ppl_diff")->values[0], 0.0);
+        const std::vector<double> z = {1, -2, 0.5, 3};
+        const auto lr = logitRun(z, z);
+        for (const char* m : {"tv", "kl_train_inf", "kl_inf_train", "js", "max_abs_logit_diff", "logit_drift",
+                              "entropy_diff"})
+            QCOMPARE(one(lr, m), 0.0);
+        QCOMPARE(one(lr, "top1_agree"), 1.0);
+    }
+
+    // Two outcomes: p = (1/2, 1/2), q = (s, 1-s) with s = sigmoid(a).
+    void twoPointLogits() {
+        const double a = 1.3, s = 1 / (1 + std::exp(-a));
+        const auto run = logitRun({0, 0}, {a, 0});
+        QVERIFY(std::fabs(one(run, "tv") - std::fabs(0.5 - s)) < 1e-15);
+        QVERIFY(std::fabs(one(run, "kl_train_inf") - (0.5 * std::log(0.5 / s) + 0.5 * std::log(0.5 / (1 - s)))) < 1e-15);
+        QVERIFY(std::fabs(one(run, "kl_inf_train") - (s * std::log(s / 0.5) + (1 - s) * std::log((1 - s) / 0.5))) < 1e-15);
+        const double m1 = (0.5 + s) / 2, m2 = (0.5 + 1 - s) / 2;
+        const double js = 0.5 * (0.5 * std::log(0.5 / m1) + 0.5 * std::log(0.5 / m2)) +
+                          0.5 * (s * std::log(s / m1) + (1 - s) * std::log((1 - s) / m2));
+        QVERIFY(std::fabs(one(run, "js") - js) < 1e-15);
+        QCOMPARE(one(run, "max_abs_logit_diff"), a);
+        QCOMPARE(one(run, "logit_drift"), a / 2);
+        QVERIFY(std::fabs(one(run, "entropy_train") - std::log(2.0)) < 1e-15);
+        QVERIFY(std::fabs(one(run, "entropy_inf") - (-s * std::log(s) - (1 - s) * std::log(1 - s))) < 1e-15);
+        QCOMPARE(one(run, "top1_agree"), 1.0);   // both rank outcome 0 first (train's tie goes to index 0)
+        QCOMPARE(one(logitRun({0, 0}, {0, a}), "top1_agree"), 0.0);
+    }
+
+    void constantShiftIsNoDrift() {
+        const std::vector<double> z = {0.3, -1, 2.5, 0, 7};
+        std::vector<double> shifted = z;
+        for (double& x : shifted)
+            x += 3;
+        const auto run = logitRun(z, shifted);
+        QVERIFY(std::fabs(one(run, "logit_drift")) < 1e-15);
+        QCOMPARE(one(run, "max_abs_logit_diff"), 3.0);
+        QVERIFY(one(run, "tv") < 1e-15);
+        QVERIFY(one(run, "kl_train_inf") < 1e-15);
+    }
+
+    // Train top-2 {1: .5, 2: .3}, inf top-2 {2: .4, 3: .35}: only id 2 is shared.
+    void topkByHand() {
+        RunBuilder b;
+        b.train = {{-1}};
+        b.inf = {{-1}};
+        auto run = b.build();
+        setTopk(*run, {1, 2}, {std::log(0.5), std::log(0.3)}, {3, 2}, {std::log(0.35), std::log(0.4)});
+        QVERIFY(std::fabs(one(run, "tv_lower") - 0.5 * (0.1 + 0.1)) < 1e-15);
+        QVERIFY(std::fabs(one(run, "kl_lower") - (0.3 * std::log(0.3 / 0.4) + 0.7 * std::log(0.7 / 0.6))) < 1e-15);
+        QCOMPARE(one(run, "top1_agree"), 0.0);   // inf row was unsorted: its first is id 2
+        QCOMPARE(metric(run, "tv")->missing, uint64_t(1));   // no logits: missing, not zero
+    }
+
+    // On random distributions: tv_lower <= tv <= tanh(drift/2), kl_lower <= kl, k3 >= 0.
+    void inequalitiesHold() {
+        std::mt19937_64 rng(42);
+        std::normal_distribution<double> n(0, 1);
+        for (int trial = 0; trial < 300; ++trial) {
+            const size_t V = 2 + rng() % 60, k = 1 + rng() % std::min<size_t>(V, 8);
+            const double scale = std::exp(n(rng) * 1.5), noise = std::exp(n(rng) * 2 - 2);
+            std::vector<double> z(V), zq(V);
+            for (size_t i = 0; i < V; ++i) {
+                z[i] = n(rng) * scale;
+                zq[i] = z[i] + n(rng) * noise;
+            }
+            const auto exact = logitRun(z, zq);
+            const double tv = one(exact, "tv"), kl = one(exact, "kl_train_inf");
+            QVERIFY(tv <= std::tanh(one(exact, "logit_drift") / 2) + 1e-12);
+            QVERIFY(one(exact, "js") <= std::log(2.0) + 1e-12);
+            QVERIFY(one(exact, "js") <= tv * std::log(2.0) + 1e-12 || tv < 1e-9);   // JS <= TV log 2
+            // Top-k rows taken from the same distributions, without the logits.
+            const auto p = softmax(z), q = softmax(zq);
+            auto topk = [&](const std::vector<double>& prob, std::vector<int32_t>& ids, std::vector<double>& lp) {
+                std::vector<size_t> idx(V);
+                std::iota(idx.begin(), idx.end(), 0);
+                std::partial_sort(idx.begin(), idx.begin() + ptrdiff_t(k), idx.end(),
+                                  [&](size_t x, size_t y) { return prob[x] > prob[y]; });
+                for (size_t j = 0; j < k; ++j) {
+                    ids.push_back(int32_t(idx[j]));
+                    lp.push_back(std::log(prob[idx[j]]));
+                }
+            };
+            std::vector<int32_t> ia, ib;
+            std::vector<double> la, lb;
+            topk(p, ia, la);
+            topk(q, ib, lb);
+            RunBuilder b;
+            b.train = {{la[0]}};
+            b.inf = {{std::log(q[size_t(ia[0])])}};
+            auto lower = b.build();
+            setTopk(*lower, ia, la, ib, lb);
+            QVERIFY2(one(lower, "tv_lower") <= tv + 1e-12, qPrintable(QString::number(trial)));
+            QVERIFY2(one(lower, "kl_lower") <= kl + 1e-12, qPrintable(QString("%1: V=%2 k=%3 kl_lower=%4 kl=%5").arg(trial).arg(V).arg(k).arg(one(lower, "kl_lower"), 0, 'g', 17).arg(kl, 0, 'g', 17)));
+            QVERIFY(one(lower, "k3") >= 0);
+            // With both top-k and logits at the position, the exact value wins.
+            setTopk(*exact, ia, la, ib, lb);
+            QCOMPARE(one(exact, "tv_lower"), tv);
+        }
+    }
+
+    void sequenceMetrics() {
+        RunBuilder b;   // r = [0.1, -0.3]; second sequence has a missing value
+        b.train = {{-1.0, -2.3}, {-1, missingDouble()}, {-1, NAN}};
+        b.inf = {{-1.1, -2.0}, {-1, -1}, {-1, -1}};
+        const auto run = b.build();
+        auto v = metric(run, "seq_log_ratio");
+        QVERIFY(std::fabs(v->values[0] - (-0.2)) < 1e-12);
+        QVERIFY(isMissing(v->values[1]));                            // the gap is marked missing ...
+        QVERIFY(std::isnan(v->values[2]) && !isMissing(v->values[2]));   // ... the NaN non-finite
+        QCOMPARE(v->count, uint64_t(1));
+        QCOMPARE(v->missing, uint64_t(1));
+        QCOMPARE(v->nonfinite, uint64_t(1));
+        QVERIFY(std::fabs(metric(run, "seq_abs_log_ratio")->values[0] - 0.2) < 1e-12);
+        QVERIFY(std::fabs(metric(run, "seq_max_abs_log_ratio")->values[0] - 0.3) < 1e-12);
+        QVERIFY(std::fabs(metric(run, "seq_mean_abs_log_ratio")->values[0] - 0.2) < 1e-12);
+        QVERIFY(std::fabs(metric(run, "seq_geo_ratio")->values[0] - std::exp(-0.1)) < 1e-12);
+        QVERIFY(std::fabs(metric(run, "seq_ratio")->values[0] - std::exp(-0.2)) < 1e-12);
+        QCOMPARE(metric(run, "length")->values, (std::vector<double>{2, 2, 2}));
+        // Per-token counts: one missing and one non-finite position.
+        const auto lr = metric(run, "log_ratio");
+        QCOMPARE(lr->count, uint64_t(4));
+        QCOMPARE(lr->missing, uint64_t(1));
+        QCOMPARE(lr->nonfinite, uint64_t(1));
+        QVERIFY(!metric(run, "reward_diff")->supported());
+    }
+
+    void seqRatioIsClamped() {
+        RunBuilder b;
+        b.train = {std::vector<double>(30, -0.01)};
+        b.inf = {std::vector<double>(30, -1.01)};   // sum r = 30
+        QCOMPARE(metric(b.build(), "seq_ratio")->values[0], std::exp(20.0));
+    }
+
+    // w = (1, 2): ess = 3^2 / (2 * 5); Pearson of p = (.5,.25,.125) against q = (.4,.3,.1).
+    void runMetrics() {
+        RunBuilder b;
+        b.train = {{std::log(0.5)}, {std::log(0.5)}};
+        b.inf = {{std::log(0.5)}, {std::log(0.25)}};
+        QVERIFY(std::fabs(metric(b.build(), "ess")->values[0] - 0.9) < 1e-15);
+        RunBuilder c;
+        c.train = {{std::log(0.5), std::log(0.25)}, {std::log(0.125)}};
+        c.inf = {{std::log(0.4), std::log(0.3)}, {std::log(0.1)}};
+        const double mp = 0.875 / 3, mq = 0.8 / 3;
+        const double px[] = {0.5, 0.25, 0.125}, qx[] = {0.4, 0.3, 0.1};
+        double sxy = 0, sxx = 0, syy = 0;
+        for (int i = 0; i < 3; ++i) {
+            sxy += (px[i] - mp) * (qx[i] - mq);
+            sxx += (px[i] - mp) * (px[i] - mp);
+            syy += (qx[i] - mq) * (qx[i] - mq);
+        }
+        const auto run = c.build();
+        QVERIFY(std::fabs(metric(run, "prob_pearson")->values[0] - sxy / std::sqrt(sxx * syy)) < 1e-12);
+        const double seq0 = ((std::log(0.4) - std::log(0.5)) + (std::log(0.3) - std::log(0.25))) / 2;
+        const double seq1 = std::log(0.1) - std::log(0.125);
+        QVERIFY(std::fabs(metric(run, "log_ppl_diff")->values[0] - (seq0 + seq1) / 2) < 1e-12);
+    }
+
+    void summaryAndThreads() {
+        std::mt19937_64 rng(3);
+        std::normal_distribution<double> n(0, 0.1);
+        RunBuilder b;
+        for (int s = 0; s < 300; ++s) {
+            b.train.emplace_back();
+            b.inf.emplace_back();
+            for (int t = 0; t < 1 + s % 97; ++t) {
+                b.train.back().push_back(-std::fabs(n(rng)) - 0.5);
+                b.inf.back().push_back(b.train.back().back() + n(rng));
+            }
+        }
+        const auto run = b.build();
+        const auto one = metric(run, "abs_log_ratio", 1), four = metric(run, "abs_log_ratio", 4);
+        QCOMPARE(one->values, four->values);
+        std::vector<double> sorted = one->values;
+        std::sort(sorted.begin(), sorted.end());
+        const Summary s = summarize(*one);
+        QCOMPARE(*s.max, sorted.back());
+        QCOMPARE(*s.min, sorted.front());
+        const double h = double(sorted.size() - 1) * 0.5;
+        const size_t lo = size_t(h);
+        QCOMPARE(*s.p50, sorted[lo] + (h - double(lo)) * (sorted[lo + 1] - sorted[lo]));
+        QCOMPARE(metric(run, "ess", 1)->values[0], metric(run, "ess", 3)->values[0]);
+    }
+
+    void unknownMetricAndCancel() {
+        RunBuilder b;
+        b.train = {{-1}};
+        b.inf = {{-1}};
+        MetricEngine e(b.build());
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, e.get("tvv"));
+        QVERIFY_THROWS_EXCEPTION(Cancelled, e.get("k3", [](double) { return false; }));
+        QCOMPARE(e.get("k3")->count, uint64_t(1));   // nothing half-cached after a cancel
+    }
+};
+
+QTEST_GUILESS_MAIN(TestMetrics)
+#include "test_metrics.moc"

@@ -1,0 +1,356 @@
+// The main window end to end, offscreen: it opens the demo and settles, shows what the
+// headless core computes, takes a typed threshold as one undo step, saves only the edited
+// number, takes a mouse drag on the histogram as one undo step that Ctrl+Z reverts, and
+// reloads a contract changed on disk.
+#include <QDoubleSpinBox>
+#include <QFile>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QtCharts/QChartView>
+#include <QTemporaryDir>
+#include <QToolButton>
+#include <QTreeView>
+#include <QUndoStack>
+#include <QtTest/QTest>
+
+#include "core/evaluate/evaluator.h"
+#include "core/formats/loader.h"
+#include "ui/charts/charts_panel.h"
+#include "ui/contract/contract_panel.h"
+#include "ui/discover/discover_panel.h"
+#include "ui/heatmap/heatmap_panel.h"
+#include "ui/heatmap/heatmap_view.h"
+#include "ui/charts/histogram_chart.h"
+#include "ui/window/main_window.h"
+#include "ui/contract/results_model.h"
+#include "ui/session/session.h"
+#include "ui/contract/verdict_banner.h"
+#include "tests/support/qt_files.h"
+
+using namespace kcx;
+using namespace kcx::ui;
+
+namespace {
+using kcx::test::demoContract;
+using kcx::test::writeAll;
+const kcx::Result* find(const kcx::Evaluation& ev, const std::string& clause, const std::string& sliceValue = {}) {
+    return kcx::test::findResult(ev, clause, sliceValue);
+}
+}  // namespace
+
+class TestWindow : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+
+private slots:
+    void initTestCase() { qputenv("KCX_NO_DIALOGS", "1"); }
+
+    void opensTheDemoAndAgreesWithTheCore() {
+        MainWindow w;
+        w.setDemoContract(demoContract().toStdString());
+        w.resize(1400, 900);
+        w.show();
+        w.openDemo();
+        QTRY_VERIFY2_WITH_TIMEOUT(w.settled(), qPrintable(w.settleState()), 120000);
+        const auto& snap = w.session()->latest();
+        QVERIFY(snap.evaluation);
+        // `kcx check` and the window call the same code: a fresh one-shot evaluation of the
+        // same run and contract gives the same statuses and observed values.
+        const Evaluation core = evaluateContract(*snap.contract, snap.run);
+        QCOMPARE(snap.evaluation->results.size(), core.results.size());
+        for (size_t i = 0; i < core.results.size(); ++i) {
+            QCOMPARE(snap.evaluation->results[i].status, core.results[i].status);
+            QCOMPARE(snap.evaluation->results[i].observed, core.results[i].observed);
+        }
+        QCOMPARE(snap.evaluation->verdict, Status::Fail);   // docs/demo.md: the demo contract fails
+        // The results tree shows every result.
+        const ResultsModel* model = w.contractPanel()->model();
+        int rows = 0;
+        for (int f = 0; f < model->rowCount(); ++f)
+            rows += model->rowCount(model->index(f, 0));
+        QCOMPARE(size_t(rows), core.results.size());
+        QVERIFY(!w.grab().isNull());
+    }
+
+    // Type a new max for N1 (the FP8 tail clause) into its spin box: one undo step, the
+    // clause passes, and undo brings the failure back.
+    void typedThresholdIsOneUndoStep() {
+        const QString path = dir_.path() + "/demo.yaml";
+        writeAll(path, demoContract());
+
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        w.openDemo();
+        QVERIFY(w.openContract(path));
+        QTRY_VERIFY2_WITH_TIMEOUT(w.settled(), qPrintable(w.settleState()), 120000);
+        const Result* n1 = find(*w.session()->latest().evaluation, "N1", "fp8");
+        QVERIFY(n1 && n1->status == Status::Fail && n1->observed);
+        const double observed = *n1->observed;
+
+        w.contractPanel()->selectClause(QStringLiteral("N1"));
+        // The editor is shown once the layout has run; wait for it rather than race it.
+        const auto findSpin = [&w]() -> QDoubleSpinBox* {
+            for (auto* s : w.findChildren<QDoubleSpinBox*>())
+                if (s->accessibleName() == QLatin1String("max") && s->isVisible())
+                    return s;
+            return nullptr;
+        };
+        QTRY_VERIFY(findSpin() != nullptr);
+        QDoubleSpinBox* spin = findSpin();
+        const double before = spin->value();
+        QVERIFY(before < observed);
+        spin->setFocus();
+        QTRY_VERIFY(spin->hasFocus());
+        spin->selectAll();
+        const QString typed = QString::number(observed + 0.05, 'f', 4);
+        QTest::keyClicks(spin, typed);
+        QTest::keyClick(spin, Qt::Key_Return);
+        QCOMPARE(w.undoStack()->count(), 1);
+        QCOMPARE(*w.session()->threshold("N1", "max"), typed.toDouble());
+        QTRY_VERIFY_WITH_TIMEOUT(!w.session()->evaluating() && w.session()->latest().contract->find("N1")->max->value == typed.toDouble(), 60000);
+        QCOMPARE(find(*w.session()->latest().evaluation, "N1", "fp8")->status, Status::Pass);
+        QVERIFY(w.isWindowModified());   // the title shows "*" through its [*] placeholder
+
+        w.undoStack()->undo();
+        QCOMPARE(*w.session()->threshold("N1", "max"), before);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.session()->evaluating() && w.session()->latest().contract->find("N1")->max->value == before, 60000);
+        QCOMPARE(find(*w.session()->latest().evaluation, "N1", "fp8")->status, Status::Fail);
+        QTRY_COMPARE(spin->value(), before);   // the editor follows undo
+
+        // Redo and save: only that number changes in the file.
+        w.undoStack()->redo();
+        QCOMPARE(w.session()->saveContract(), QString());
+        w.undoStack()->setClean();
+        QVERIFY(!w.isWindowModified());
+        QFile saved(path);
+        QVERIFY(saved.open(QIODevice::ReadOnly));
+        const QByteArray after = saved.readAll();
+        const QByteArray original = demoContract();
+        QVERIFY(after != original);
+        QCOMPARE(after.size() - original.size(), typed.size() - QString::number(before).size());
+        const Contract reread = parseContract(after.toStdString(), "demo.yaml");
+        QCOMPARE(reread.find("N1")->max->value, typed.toDouble());
+    }
+
+    // The GUI test: open the demo, drag N1's threshold on the histogram past the
+    // fp8 slice's observed p99.9 with the mouse, see the clause and the verdict banner
+    // change, and see Ctrl+Z restore them, the drag being one undo step.
+    void dragThresholdPastObservedAndUndo() {
+        const QString path = dir_.path() + "/drag.yaml";
+        writeAll(path, demoContract());
+
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.openDemo();
+        QVERIFY(w.openContract(path));
+        QTRY_VERIFY2_WITH_TIMEOUT(w.settled(), qPrintable(w.settleState()), 120000);
+        const Result* n1 = find(*w.session()->latest().evaluation, "N1", "fp8");
+        QVERIFY(n1 && n1->status == Status::Fail && n1->observed);
+        const double observed = *n1->observed, before = *w.session()->threshold("N1", "max");
+        QVERIFY(before < observed);
+        // What the window shows before: N1/fp8 failing in the table, the banner's counts.
+        const ResultsModel* model = w.contractPanel()->model();
+        auto tableStatus = [&] {
+            for (int f = 0; f < model->rowCount(); ++f)
+                for (int r = 0; r < model->rowCount(model->index(f, 0)); ++r) {
+                    const QModelIndex i = model->index(r, 0, model->index(f, 0));
+                    if (i.data(ResultsModel::ClauseIdRole).toString() == "N1" &&
+                        model->index(r, ResultsModel::SliceCol, model->index(f, 0)).data().toString().contains("fp8"))
+                        return Status(i.data(ResultsModel::StatusRole).toInt());
+                }
+            return Status::Error;
+        };
+        QCOMPARE(tableStatus(), Status::Fail);
+        auto* banner = w.findChild<VerdictBanner*>();
+        QVERIFY(banner);
+        const QString countsBefore = banner->countsText();
+
+        // Select N1; its threshold line appears on the histogram of abs_log_ratio.
+        w.contractPanel()->selectClause(QStringLiteral("N1"));
+        auto* charts = w.findChild<ChartsPanel*>();
+        QVERIFY(charts);
+        QCOMPARE(charts->clause(), QString("N1"));
+        if (auto* tabs = qobject_cast<QTabWidget*>(charts->parentWidget()->parentWidget()))
+            tabs->setCurrentWidget(charts);
+        HistogramChart* h = charts->histogramChart();
+        QTRY_VERIFY_WITH_TIMEOUT(h->histogram() != nullptr && h->thresholds().size() == 1, 60000);
+        QTest::qWait(100);   // the chart lays out its plot area
+        QWidget* viewport = h->chartView()->viewport();
+        QVERIFY(viewport->isVisible());
+
+        // Press on the line at `before`, move in steps, release 12 px right of `observed`.
+        const QPoint start = h->positionOf(before), pastObserved = h->positionOf(observed) + QPoint(12, 0);
+        QVERIFY(viewport->rect().contains(start) && viewport->rect().contains(pastObserved));
+        QVERIFY(pastObserved.x() > start.x());
+        QTest::mousePress(viewport, Qt::LeftButton, Qt::NoModifier, start + QPoint(2, 0));
+        for (int k = 1; k <= 4; ++k)
+            QTest::mouseMove(viewport, start + (pastObserved - start) * k / 5);
+        QTest::mouseRelease(viewport, Qt::LeftButton, Qt::NoModifier, pastObserved);
+
+        const double dropped = *w.session()->threshold("N1", "max");
+        QVERIFY2(dropped > observed, qPrintable(QStringLiteral("dropped at %1, observed %2").arg(dropped).arg(observed)));
+        QCOMPARE(w.undoStack()->count(), 1);   // five moves, one step
+        QTRY_VERIFY_WITH_TIMEOUT(!w.session()->evaluating() &&
+                                     w.session()->latest().contract->find("N1")->max->value == dropped, 60000);
+        QCOMPARE(find(*w.session()->latest().evaluation, "N1", "fp8")->status, Status::Pass);
+        QTRY_COMPARE(tableStatus(), Status::Pass);
+        QTRY_VERIFY(banner->countsText() != countsBefore);
+
+        // Ctrl+Z, as a user would: the threshold, the clause, the table, the banner and
+        // the histogram's line all come back.
+        w.activateWindow();
+        QTest::keyClick(&w, Qt::Key_Z, Qt::ControlModifier);
+        QCOMPARE(*w.session()->threshold("N1", "max"), before);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.session()->evaluating() &&
+                                     w.session()->latest().contract->find("N1")->max->value == before, 60000);
+        QCOMPARE(find(*w.session()->latest().evaluation, "N1", "fp8")->status, Status::Fail);
+        QTRY_COMPARE(tableStatus(), Status::Fail);
+        QTRY_COMPARE(banner->countsText(), countsBefore);
+        QCOMPARE(h->thresholds().at(0).value, before);
+    }
+
+    // A run without a header (SPEC 1.3 makes it optional) opens and settles; the status
+    // bar once threw on it, and the exception vanished inside the load's continuation.
+    void opensARunWithoutHeader() {
+        const QString path = dir_.path() + "/bare.jsonl";
+        QFile out(path);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write("{\"id\": \"a\", \"tokens\": [1, 2], \"logp_train\": [-1, -2], \"logp_inf\": [-1.5, -2]}\n");
+        out.close();
+        MainWindow w;
+        w.resize(1200, 800);
+        w.show();
+        QSignalSpy loaded(w.session(), &Session::runLoaded);
+        w.openRun(path);
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.size(), 1, 20000);
+        QTRY_VERIFY2_WITH_TIMEOUT(w.settled(), qPrintable(w.settleState()), 20000);
+        QCOMPARE(w.session()->run()->tokenCount(), size_t(2));
+    }
+
+    // A run read from a slow format: the status bar offers a safetensors copy, which reads
+    // back with the same numbers. ($KCX_CONVERT_OFFER_MS=0 makes every load "slow".)
+    void offersToConvertASlowRun() {
+        const QString path = dir_.path() + "/slow.jsonl";
+        QFile out(path);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write("{\"id\": \"a\", \"tokens\": [1, 2, 3], \"logp_train\": [-1, -2, -0.5], \"logp_inf\": [-1.5, -2, -0.25]}\n");
+        out.close();
+        qputenv("KCX_CONVERT_OFFER_MS", "0");
+        MainWindow w;
+        w.resize(1200, 800);
+        w.show();
+        QSignalSpy loaded(w.session(), &Session::runLoaded);
+        w.openRun(path);
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.size(), 1, 20000);
+        qunsetenv("KCX_CONVERT_OFFER_MS");
+        QToolButton* convert = nullptr;
+        for (auto* b : w.findChildren<QToolButton*>())
+            if (b->text().startsWith("Convert to safetensors"))
+                convert = b;
+        QVERIFY(convert && convert->isVisible());
+        QSignalSpy converted(&w, &MainWindow::runConverted);
+        convert->click();
+        QTRY_COMPARE_WITH_TIMEOUT(converted.size(), 1, 20000);
+        QCOMPARE(converted.at(0).at(0).toString(), dir_.path() + "/slow.safetensors");
+        const Run back = loadRun((dir_.path() + "/slow.safetensors").toStdString());
+        QCOMPARE(back.tokenCount(), size_t(3));
+        QCOMPARE(back.lpInf[2], -0.25);
+        QCOMPARE(back.lpTrain[0], -1.0);
+        QVERIFY(!convert->isVisible());
+    }
+
+    // "Where is it hiding?" on the demo: the search runs in the background and ranks the
+    // FP8 traffic first (docs/demo.md: the fp8 kernel is what drifts); activating the
+    // finding shows its sequences in the heatmap.
+    void discoverTabOnTheDemo() {
+        MainWindow w;
+        w.setDemoContract(demoContract().toStdString());
+        w.resize(1400, 900);
+        w.show();
+        w.openDemo();
+        QTRY_VERIFY2_WITH_TIMEOUT(w.settled(), qPrintable(w.settleState()), 120000);
+        auto* panel = w.findChild<DiscoverPanel*>();
+        QVERIFY(panel);
+        QSignalSpy searched(panel, &DiscoverPanel::searched);
+        panel->search();
+        QTRY_COMPARE_WITH_TIMEOUT(searched.size(), 1, 120000);
+        const Discovery& d = panel->discovery();
+        QVERIFY(d.tested > 0);
+        QVERIFY(!d.findings.empty());
+        const auto& top = d.findings.front().conditions;
+        QVERIFY(std::any_of(top.begin(), top.end(), [](const SliceCondition& c) { return c.key == "precision" && c.value == "fp8"; }));
+        // A finding opens as a heatmap row against the rest of the run, and its row holds
+        // exactly the values that the finding's conditions select (counted here from the
+        // run's labels and positions), zoomed to its position range when it has one. The
+        // top finding, then one with a position range.
+        HeatmapView* view = w.heatmapPanel()->view();
+        const std::vector<SliceCondition> withPositions{{"precision", "fp8"}, {"derived.pos_bucket", "pos_64_256"}};
+        for (const auto& conditions : {top, withPositions}) {
+            emit panel->findingActivated(conditions);
+            QTRY_COMPARE(view->rowMode().mode, HeatmapRows::Conditions);
+            QTRY_COMPARE(view->rowMode().conditions.size(), conditions.size());
+            QTRY_VERIFY2_WITH_TIMEOUT(w.settled(), qPrintable(w.settleState()), 120000);
+            const auto ix = view->index();
+            QVERIFY(ix);
+            QCOMPARE(ix->spec().conditions.size(), conditions.size());
+            QVERIFY(QString::fromStdString(ix->row(0).label).contains("precision=fp8"));
+            QCOMPARE(ix->row(ix->rowCount() - 1).label, std::string("(rest of the run)"));
+            const Run& run = ix->run();
+            const auto& v = ix->values().values;
+            uint64_t want = 0;
+            bool countable = true;
+            for (size_t s = 0; s < run.sequenceCount(); ++s)
+                for (size_t t = 0; t < run.seqLength(s); ++t) {
+                    bool in = true;
+                    for (const auto& c : conditions) {
+                        if (c.key == "derived.pos_bucket") {
+                            const auto range = DiscoverPanel::positionRange({c});
+                            in = in && t >= range->first && t < range->second;
+                        } else if (c.key.rfind("derived.", 0) == 0) {
+                            countable = false;
+                        } else {
+                            const std::string* label = run.slices.label(s, size_t(run.slices.keyIndex(c.key)));
+                            in = in && label && *label == c.value;
+                        }
+                    }
+                    want += in && !std::isnan(v[run.seqBegin(s) + t]);
+                }
+            QVERIFY(want > 0);
+            if (countable)
+                QCOMPARE(ix->row(0).n, want);
+            if (const auto range = DiscoverPanel::positionRange(conditions)) {
+                QTRY_VERIFY(view->grid());
+                QCOMPARE(view->grid()->colBins.begin, range->first);
+                QVERIFY(view->grid()->colBins.begin + view->grid()->colBins.width <= range->second);
+            }
+        }
+        if (const QString shot = qEnvironmentVariable("KCX_WINDOW_SCREENSHOT"); !shot.isEmpty()) {
+            w.findChild<QTabWidget*>()->setCurrentWidget(panel);
+            QTRY_VERIFY2_WITH_TIMEOUT(w.settled(), qPrintable(w.settleState()), 120000);
+            QVERIFY(w.grab().save(shot));
+        }
+    }
+
+    void reloadsAContractChangedOnDisk() {
+        const QString path = dir_.path() + "/watched.yaml";
+        writeAll(path, demoContract());
+        MainWindow w;
+        w.resize(1200, 800);
+        w.show();
+        w.openDemo();
+        QVERIFY(w.openContract(path));
+        QTRY_VERIFY2_WITH_TIMEOUT(w.settled(), qPrintable(w.settleState()), 120000);
+        QSignalSpy changed(w.session(), &Session::contractChanged);
+        QByteArray text = demoContract();
+        text.replace("name: kcx-demo", "name: kcx-demo-edited");
+        writeAll(path, text);
+        QTRY_VERIFY_WITH_TIMEOUT(!changed.isEmpty(), 10000);
+        QCOMPARE(QString::fromStdString(w.session()->contract()->name), QString("kcx-demo-edited"));
+    }
+};
+
+QTEST_MAIN(TestWindow)
+#include "test_window.moc"

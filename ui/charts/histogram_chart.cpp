@@ -1,0 +1,196 @@
+#include "ui/charts/histogram_chart.h"
+
+#include <QLabel>
+#include <QVBoxLayout>
+#include <QtCharts/QAreaSeries>
+#include <QtCharts/QChart>
+#include <QtCharts/QChartView>
+#include <QtCharts/QLegend>
+#include <QtCharts/QLineSeries>
+
+#include <algorithm>
+#include <cmath>
+
+#include "ui/style/chart_style.h"
+
+namespace kcx::ui {
+
+HistogramChart::HistogramChart(QWidget* parent)
+    : QWidget(parent), chart_(new QChart), view_(new QChartView(chart_)), caption_(new QLabel) {
+    chart_->legend()->setAlignment(Qt::AlignBottom);
+    chart_->setMargins(QMargins(4, 4, 4, 4));
+    view_->setRenderHint(QPainter::Antialiasing);
+    view_->viewport()->installEventFilter(this);
+    view_->viewport()->setMouseTracking(true);
+    caption_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(view_, 1);
+    layout->addWidget(caption_);
+    rebuild();
+}
+
+HistogramChart::~HistogramChart() { jobs_.cancel(); }
+
+void HistogramChart::setValues(std::shared_ptr<const MetricValues> values, const QString& metric) {
+    values_ = std::move(values);
+    metric_ = metric;
+    recompute();
+}
+
+void HistogramChart::clear() { setValues(nullptr, QString()); }
+
+void HistogramChart::setLogX(bool on) {
+    if (on == logX_)
+        return;
+    logX_ = on;
+    recompute();
+}
+
+void HistogramChart::setLogCount(bool on) {
+    if (on == logCount_)
+        return;
+    logCount_ = on;
+    rebuild();
+}
+
+void HistogramChart::setBinCount(int bins) {
+    bins = std::clamp(bins, 1, 10000);
+    if (bins == bins_)
+        return;
+    bins_ = bins;
+    recompute();
+}
+
+void HistogramChart::recompute() {
+    histogram_.reset();
+    if (!values_) {   // nothing, or waiting for the values of metric_
+        jobs_.cancel();
+        rebuild();
+        caption_->setText(metric_.isEmpty() ? QString() : tr("Waiting for %1…").arg(metric_));
+        return;
+    }
+    auto values = values_;
+    const int bins = bins_;
+    const bool logX = logX_;
+    // Before start(): a quick job's result may be applied inside it.
+    caption_->setText(tr("Computing the histogram of %1…").arg(metric_));
+    jobs_.start(
+        this,
+        [values, bins, logX](const Progress& p) {
+            return std::make_shared<const Histogram>(computeHistogram(values->values, bins, logX, p));
+        },
+        [this](std::shared_ptr<const Histogram> h) {
+            histogram_ = std::move(h);
+            rebuild();
+            emit updated();
+        },
+        [this](const QString& message) { caption_->setText(message); });
+}
+
+QString HistogramChart::caption() const { return caption_->text(); }
+
+void HistogramChart::setThresholds(std::vector<ValueLine> lines) {
+    lines_ = std::move(lines);
+    // A drag survives new lines only when its line is still there.
+    if (dragging() && (size_t(dragIndex_) >= lines_.size() || QString::fromStdString(lines_[size_t(dragIndex_)].which) != dragWhich_)) {
+        dragIndex_ = -1;
+        emit thresholdDragFinished();
+    }
+    rebuild();
+}
+
+void HistogramChart::setThresholdValue(const QString& which, double value) {
+    for (size_t i = 0; i < lines_.size(); ++i) {
+        if (QString::fromStdString(lines_[i].which) != which || !lines_[i].editable)
+            continue;
+        lines_[i].value = value;
+        if (dragging() || (value >= xLo_ && value <= xHi_))
+            placeLine(i);
+        else
+            rebuild();   // out of view: widen the axis
+    }
+}
+
+void HistogramChart::rebuild() {
+    clearChart(chart_);
+    area_ = nullptr;
+    lineSeries_.assign(lines_.size(), nullptr);
+    const Histogram* h = histogram_.get();
+    if (!h) {
+        chart_->setTitle(metric_.isEmpty() ? tr("No metric") : tr("%1: computing…").arg(metric_));
+        return;
+    }
+    chart_->setTitle(tr("Distribution of %1").arg(metric_));
+    const size_t bins = h->counts.size();
+    const double base = logCount_ ? 0.5 : 0.0;
+    auto* upper = new QLineSeries;
+    auto* lower = new QLineSeries;
+    for (size_t b = 0; b < bins; ++b) {
+        const double y = std::max(base, double(h->counts[b]));
+        upper->append(h->edge(b), y);
+        upper->append(h->edge(b + 1), y);
+    }
+    lower->append(h->edge(0), base);
+    lower->append(h->edge(bins), base);
+    area_ = new QAreaSeries(upper, lower);
+    upper->setParent(area_);   // an area series does not own its lines
+    lower->setParent(area_);
+    area_->setName(tr("%1 values").arg(countText(h->shown)));
+    area_->setColor(QColor(0x4c, 0x78, 0xa8, 200));
+    area_->setBorderColor(QColor(0x2f, 0x4b, 0x7c));
+    chart_->addSeries(area_);
+
+    // The x range covers the bins and every drawable threshold.
+    double lo = h->edge(0), hi = h->edge(bins);
+    for (const ValueLine& l : lines_)
+        if (std::isfinite(l.value) && (!logX_ || l.value > 0)) {
+            lo = std::min(lo, l.value);
+            hi = std::max(hi, l.value);
+        }
+    std::tie(xLo_, xHi_) = padded(lo, hi, logX_, 0.03);
+    if (!logX_ && lo >= 0)
+        xLo_ = std::max(xLo_, 0.0);   // a non-negative metric's axis starts at 0
+    const double top = std::max<double>(1.0, double(h->maxCount()));
+    yLo_ = base;
+    yHi_ = logCount_ ? top * 2.0 : top * 1.08;
+    QAbstractAxis* ax = addValueAxis(chart_, Qt::AlignBottom, logX_, xLo_, xHi_, logX_ ? tr("%1 (log scale)").arg(metric_) : metric_);
+    QAbstractAxis* ay = addValueAxis(chart_, Qt::AlignLeft, logCount_, yLo_, yHi_, logCount_ ? tr("count (log scale)") : tr("count"));
+    std::tie(xLo_, xHi_) = axisRange(ax);
+    std::tie(yLo_, yHi_) = axisRange(ay);
+    attach(area_, ax, ay);
+
+    for (size_t i = 0; i < lines_.size(); ++i) {
+        if (!std::isfinite(lines_[i].value) || (logX_ && lines_[i].value <= 0))
+            continue;
+        auto* s = new QLineSeries;
+        s->setPen(thresholdPen(lines_[i].editable));
+        chart_->addSeries(s);
+        attach(s, ax, ay);
+        lineSeries_[i] = s;
+        placeLine(i);
+    }
+
+    QStringList parts;
+    parts << tr("%1 values").arg(countText(h->shown));
+    if (h->missing)
+        parts << tr("%1 missing").arg(countText(h->missing));
+    if (h->nonfinite)
+        parts << tr("%1 non-finite").arg(countText(h->nonfinite));
+    if (h->nonpositive)
+        parts << tr("%1 ≤ 0 (not on the log axis)").arg(countText(h->nonpositive));
+    parts << tr("%1 bins").arg(bins);
+    caption_->setText(parts.join(QStringLiteral(" · ")));
+}
+
+void HistogramChart::placeLine(size_t i) {
+    QLineSeries* s = i < lineSeries_.size() ? lineSeries_[i] : nullptr;
+    if (!s)
+        return;
+    const ValueLine& l = lines_[i];
+    const double x = std::clamp(l.value, xLo_, xHi_);
+    s->replace(QList<QPointF>{{x, yLo_}, {x, yHi_}});
+    s->setName(QString::fromStdString(l.label) + QStringLiteral(" = ") + numberText(l.value));
+}
+
+}  // namespace kcx::ui

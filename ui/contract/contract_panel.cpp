@@ -1,0 +1,120 @@
+#include "ui/contract/contract_panel.h"
+
+#include <QComboBox>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QLabel>
+#include <QSignalBlocker>
+#include <QSplitter>
+#include <QTreeView>
+#include <QVBoxLayout>
+
+#include "ui/contract/results_model.h"
+#include "ui/session/session.h"
+#include "ui/contract/threshold_editor.h"
+
+namespace kcx::ui {
+
+ContractPanel::ContractPanel(Session* session, QUndoStack* undo, QWidget* parent)
+    : QWidget(parent), session_(session), model_(new ResultsModel(this)) {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    auto* top = new QHBoxLayout;
+    header_ = new QLabel(this);
+    header_->setWordWrap(true);
+    header_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    stage_ = new QComboBox(this);
+    stage_->setToolTip(tr("The promotion stage whose actions the results show"));
+    stage_->setAccessibleName(tr("Stage"));
+    top->addWidget(header_, 1);
+    top->addWidget(new QLabel(tr("Stage:"), this));
+    top->addWidget(stage_);
+    layout->addLayout(top);
+
+    auto* split = new QSplitter(Qt::Vertical, this);
+    view_ = new QTreeView(split);
+    view_->setModel(model_);
+    view_->setAlternatingRowColors(true);
+    view_->setUniformRowHeights(true);
+    view_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    view_->header()->setStretchLastSection(false);
+    view_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    view_->setAccessibleName(tr("Contract results"));
+    editor_ = new ThresholdEditor(session_, undo, split);
+    split->addWidget(view_);
+    split->addWidget(editor_);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 1);
+    layout->addWidget(split, 1);
+
+    connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& cur) {
+        const QString id = model_->data(cur.siblingAtColumn(0), ResultsModel::ClauseIdRole).toString();
+        if (id.isEmpty())
+            return;
+        editor_->setClause(id);
+        emit clauseSelected(id);
+    });
+    connect(stage_, &QComboBox::currentTextChanged, session_, [this](const QString& s) {
+        if (!s.isEmpty())
+            session_->setStage(s);
+    });
+    connect(session_, &Session::evaluated, this, &ContractPanel::showEvaluation);
+    connect(session_, &Session::contractChanged, this, &ContractPanel::showContract);
+    showContract();
+}
+
+QString ContractPanel::selectedClause() const { return editor_->clause(); }
+
+void ContractPanel::selectClause(const QString& clauseId) {
+    const QModelIndex idx = model_->indexOfClause(clauseId);
+    if (idx.isValid()) {
+        view_->setCurrentIndex(idx);
+        view_->scrollTo(idx);
+    }
+    editor_->setClause(clauseId);
+}
+
+void ContractPanel::showContract() {
+    const auto c = session_->contract();
+    if (!c) {
+        header_->setText(tr("No contract. Open one with File ▸ Open Contract."));
+        return;
+    }
+    const QString file = session_->contractPath().isEmpty() ? tr("built-in") : QFileInfo(session_->contractPath()).fileName();
+    header_->setText(tr("<b>%1</b> %2<br><small>%3 · %4</small>")
+                         .arg(QString::fromStdString(c->name).toHtmlEscaped(), QString::fromStdString(c->version).toHtmlEscaped(),
+                              file.toHtmlEscaped(), QString::fromStdString(c->description).toHtmlEscaped()));
+    const QSignalBlocker block(stage_);
+    stage_->clear();
+    for (const auto& s : c->stages)
+        stage_->addItem(QString::fromStdString(s));
+    const int at = stage_->findText(session_->stage());
+    stage_->setCurrentIndex(at >= 0 ? at : 0);
+}
+
+void ContractPanel::showEvaluation(const EvaluationSnapshot& snapshot) {
+    const bool first = !model_->evaluation();
+    model_->setEvaluation(snapshot.evaluation);
+    if (first) {
+        view_->expandAll();
+        for (int c = 0; c < ResultsModel::kColumns; ++c)
+            view_->resizeColumnToContents(c);
+        // Start where the trouble is: the first failing result, else the first one.
+        QModelIndex first, failing;
+        for (int f = 0; f < model_->rowCount() && !failing.isValid(); ++f)
+            for (int r = 0; r < model_->rowCount(model_->index(f, 0)); ++r) {
+                const QModelIndex i = model_->index(r, 0, model_->index(f, 0));
+                if (!first.isValid())
+                    first = i;
+                if (model_->data(i, ResultsModel::StatusRole).toInt() == int(Status::Fail)) {
+                    failing = i;
+                    break;
+                }
+            }
+        const QModelIndex pick = failing.isValid() ? failing : first;
+        if (pick.isValid())
+            view_->setCurrentIndex(pick);
+    }
+}
+
+}  // namespace kcx::ui

@@ -1,0 +1,223 @@
+#include "ui/contract/results_model.h"
+
+#include <QColor>
+#include <QIcon>
+
+#include "ui/style/status_style.h"
+
+namespace kcx::ui {
+
+namespace {
+constexpr int kFamilies = 4;
+constexpr quintptr kTop = 0;   // internalId of a family row; a result row has family + 1
+}  // namespace
+
+ResultsModel::ResultsModel(QObject* parent) : QAbstractItemModel(parent), groups_(kFamilies) {}
+
+void ResultsModel::setEvaluation(std::shared_ptr<const Evaluation> evaluation) {
+    std::vector<std::vector<int>> groups(kFamilies);
+    if (evaluation)
+        for (size_t i = 0; i < evaluation->results.size(); ++i)
+            groups[size_t(evaluation->results[i].family)].push_back(int(i));
+    // Same shape (the usual case after a threshold edit): change the data in place.
+    bool sameShape = evaluation_ && evaluation && groups == groups_;
+    if (sameShape)
+        for (size_t i = 0; i < evaluation->results.size(); ++i)
+            if (evaluation->results[i].clause != evaluation_->results[i].clause ||
+                evaluation->results[i].slice != evaluation_->results[i].slice)
+                sameShape = false;
+    if (sameShape) {
+        // Only the rows whose text changed are announced: the view repaints (and lays
+        // out the text of) those rows alone, not the whole table on every edit.
+        auto rowText = [this](const Result& r) {
+            QStringList t;
+            for (int c = 0; c < kColumns; ++c)
+                t << resultData(r, c, Qt::DisplayRole).toString() << resultData(r, c, Qt::ToolTipRole).toString();
+            t << QString::number(int(r.status));
+            return t;
+        };
+        const auto old = std::move(evaluation_);
+        evaluation_ = std::move(evaluation);
+        for (int f = 0; f < kFamilies; ++f) {
+            const auto& g = groups_[size_t(f)];
+            bool any = false;
+            for (size_t row = 0; row < g.size(); ++row) {
+                const size_t i = size_t(g[row]);
+                if (rowText(old->results[i]) == rowText(evaluation_->results[i]))
+                    continue;
+                any = true;
+                emit dataChanged(index(int(row), 0, index(f, 0)), index(int(row), kColumns - 1, index(f, 0)));
+            }
+            if (any)   // the family row counts statuses
+                emit dataChanged(index(f, 0), index(f, kColumns - 1));
+        }
+        return;
+    }
+    beginResetModel();
+    evaluation_ = std::move(evaluation);
+    groups_ = std::move(groups);
+    endResetModel();
+}
+
+const Result* ResultsModel::resultAt(const QModelIndex& idx) const {
+    if (!idx.isValid() || idx.internalId() == kTop || !evaluation_)
+        return nullptr;
+    const auto& g = groups_[size_t(idx.internalId() - 1)];
+    return idx.row() < int(g.size()) ? &evaluation_->results[size_t(g[size_t(idx.row())])] : nullptr;
+}
+
+QModelIndex ResultsModel::indexOfClause(const QString& clause) const {
+    if (!evaluation_)
+        return {};
+    for (int f = 0; f < kFamilies; ++f)
+        for (size_t r = 0; r < groups_[size_t(f)].size(); ++r)
+            if (QString::fromStdString(evaluation_->results[size_t(groups_[size_t(f)][r])].clause) == clause)
+                return index(int(r), 0, index(f, 0));
+    return {};
+}
+
+QModelIndex ResultsModel::index(int row, int column, const QModelIndex& parent) const {
+    if (row < 0 || column < 0 || column >= kColumns)
+        return {};
+    if (!parent.isValid())
+        return row < kFamilies ? createIndex(row, column, kTop) : QModelIndex();
+    if (parent.internalId() != kTop || parent.column() != 0)
+        return {};
+    if (row >= int(groups_[size_t(parent.row())].size()))
+        return {};
+    return createIndex(row, column, quintptr(parent.row() + 1));
+}
+
+QModelIndex ResultsModel::parent(const QModelIndex& child) const {
+    if (!child.isValid() || child.internalId() == kTop)
+        return {};
+    return createIndex(int(child.internalId() - 1), 0, kTop);
+}
+
+int ResultsModel::rowCount(const QModelIndex& parent) const {
+    if (!parent.isValid())
+        return kFamilies;
+    if (parent.internalId() == kTop && parent.column() == 0)
+        return int(groups_[size_t(parent.row())].size());
+    return 0;
+}
+
+int ResultsModel::columnCount(const QModelIndex&) const { return kColumns; }
+
+QVariant ResultsModel::headerData(int section, Qt::Orientation o, int role) const {
+    if (o != Qt::Horizontal || role != Qt::DisplayRole)
+        return {};
+    static const char* names[kColumns] = {"Clause", "Slice", "Status", "Observed", "Bound", "Threshold", "Action", "n", "Metric"};
+    return tr(names[section]);
+}
+
+QVariant ResultsModel::data(const QModelIndex& idx, int role) const {
+    if (!idx.isValid())
+        return {};
+    if (idx.internalId() == kTop)
+        return groupData(idx.row(), idx.column(), role);
+    const Result* r = resultAt(idx);
+    return r ? resultData(*r, idx.column(), role) : QVariant();
+}
+
+QVariant ResultsModel::groupData(int family, int column, int role) const {
+    const auto& g = groups_[size_t(family)];
+    // A family's status is its worst result's.
+    Status worst = Status::Pass;
+    for (int i : g) {
+        const Status s = evaluation_->results[size_t(i)].status;
+        if (statusRank(s) > statusRank(worst))
+            worst = s;
+    }
+    if (role == FamilyRole)
+        return family;
+    if (role == StatusRole)
+        return g.empty() ? QVariant() : QVariant(int(worst));
+    if (column == ClauseCol && role == Qt::DisplayRole)
+        return tr("%1 (%2)").arg(QString(familyName(Family(family))), QString::number(g.size()));
+    if (column == ClauseCol && role == Qt::DecorationRole && !g.empty())
+        return statusIcon(worst);
+    return {};
+}
+
+QVariant ResultsModel::resultData(const Result& r, int column, int role) const {
+    switch (role) {
+    case ClauseIdRole:
+        return QString::fromStdString(r.clause);
+    case StatusRole:
+        return int(r.status);
+    case FamilyRole:
+        return int(r.family);
+    case Qt::ToolTipRole:
+        if (column == BoundCol && (r.upper || r.ci))
+            return tr("%1 at confidence %2").arg(r.upper ? tr("One-sided Wilson upper bound of the exceedance share")
+                                                        : tr("Percentile bootstrap interval of the mean"))
+                .arg(r.confidence ? formatNumber(*r.confidence) : QStringLiteral("?"));
+        return QString::fromStdString(r.message);
+    case Qt::DecorationRole:
+        return column == StatusCol ? QVariant(statusIcon(r.status)) : QVariant();
+    case Qt::ForegroundRole:
+        return column == StatusCol ? QVariant(statusColour(r.status).darker(140)) : QVariant();
+    case Qt::TextAlignmentRole:
+        return (column == ObservedCol || column == BoundCol || column == ThresholdCol || column == NCol)
+                   ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter)) : QVariant();
+    case Qt::DisplayRole:
+        break;
+    default:
+        return {};
+    }
+    switch (column) {
+    case ClauseCol:
+        return QString::fromStdString(r.clause);
+    case SliceCol:
+        return sliceText(r);
+    case SubjectCol:
+        return r.aggregate.empty() ? QString::fromStdString(r.metric)
+                                   : QStringLiteral("%1 %2").arg(QString::fromStdString(r.aggregate), QString::fromStdString(r.metric));
+    case ObservedCol:
+        return r.observed ? formatNumber(*r.observed) : QStringLiteral("–");
+    case BoundCol:
+        return boundText(r);
+    case ThresholdCol:
+        return thresholdText(r);
+    case NCol:
+        return QString::number(r.n);
+    case StatusCol:
+        return QString(statusName(r.status));
+    case ActionCol:
+        return QString(actionName(r.action));
+    }
+    return {};
+}
+
+QString ResultsModel::formatNumber(double v) { return QString::number(v, 'g', 4); }
+
+QString ResultsModel::thresholdText(const Result& r) {
+    QString t;
+    if (r.min && r.max)
+        t = QStringLiteral("[%1, %2]").arg(formatNumber(*r.min), formatNumber(*r.max));
+    else if (r.max)
+        t = QStringLiteral("≤ %1").arg(formatNumber(*r.max));
+    else if (r.min)
+        t = QStringLiteral("≥ %1").arg(formatNumber(*r.min));
+    return t;
+}
+
+QString ResultsModel::boundText(const Result& r) {
+    if (r.upper)
+        return QStringLiteral("≤ %1").arg(formatNumber(*r.upper));
+    if (r.ci)
+        return QStringLiteral("[%1, %2]").arg(formatNumber(r.ci->first), formatNumber(r.ci->second));
+    return {};
+}
+
+QString ResultsModel::sliceText(const Result& r) {
+    if (!r.slice)
+        return {};
+    QStringList parts;
+    for (const auto& [k, v] : *r.slice)
+        parts << QStringLiteral("%1=%2").arg(QString::fromStdString(k), QString::fromStdString(v));
+    return parts.join(QStringLiteral(", "));
+}
+
+}  // namespace kcx::ui

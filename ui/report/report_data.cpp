@@ -1,0 +1,192 @@
+// prepareReport(): everything the report needs that takes time, on any thread.
+#include <QDir>
+#include <QFileInfo>
+
+#include <algorithm>
+#include <map>
+
+#include "core/heatmap/heatmap.h"
+#include "core/base/sha256.h"
+#include "ui/report/report.h"
+#include "ui/report/report_internal.h"
+
+namespace kcx::ui {
+
+std::string ReportSignoff::statusText() const {
+    if (!record)
+        return "unreadable";
+    if (verification.verified())
+        return "verified";
+    return "stale: " + verification.differingText() + (verification.differing().size() == 1 ? " differs" : " differ");
+}
+
+std::string reportMetric(const Contract& contract) {
+    for (const Clause& c : contract.clauses) {
+        if (c.family != Family::Numerical && c.family != Family::Statistical)
+            continue;
+        const MetricInfo* m = findMetric(c.metric);
+        if (m && m->level == MetricLevel::Token)
+            return c.metric;
+    }
+    return "abs_log_ratio";
+}
+
+std::vector<std::string> signoffsBesideContract(const std::string& contractPath) {
+    if (contractPath.empty())
+        return {};
+    const QFileInfo info(QString::fromStdString(contractPath));
+    const QString suffix = info.suffix().toLower();
+    if (suffix != QLatin1String("yaml") && suffix != QLatin1String("yml") && suffix != QLatin1String("json"))
+        return {};
+    const QString name = info.completeBaseName();   // NAME of NAME.yaml
+    QDir dir = info.absoluteDir();
+    QStringList found;
+    const QString exact = name + QStringLiteral(".signoff.json");
+    for (const QString& f : dir.entryList({exact, name + QStringLiteral(".*.signoff.json")}, QDir::Files, QDir::Name))
+        found << f;
+    std::sort(found.begin(), found.end());
+    found.removeDuplicates();
+    std::vector<std::string> out;
+    const QString prefix = info.path();   // as the user wrote it (relative stays relative)
+    for (const QString& f : found)
+        out.push_back(QDir(prefix).filePath(f).toStdString());
+    return out;
+}
+
+namespace {
+
+// Checks each record against the report's contract text, run file and results; a record
+// of another stage is compared with an evaluation at its stage.
+std::vector<ReportSignoff> verifySignoffs(const ReportInput& in, const std::shared_ptr<MetricEngine>& engine,
+                                          const std::string& contractSha, const std::string& runSha) {
+    std::vector<ReportSignoff> out;
+    std::map<std::string, std::pair<std::string, std::string>> byStage;   // stage -> (sha, verdict) or error
+    std::map<std::string, std::string> stageError;
+    byStage[in.evaluation.stage] = {resultsSha256(in.evaluation), statusName(in.evaluation.verdict)};
+    for (const std::string& path : in.signoffPaths) {
+        ReportSignoff s;
+        s.path = path;
+        try {
+            s.record = readSignoff(path);
+        } catch (const std::exception& e) {
+            s.error = e.what();
+            out.push_back(std::move(s));
+            continue;
+        }
+        const SignoffRecord& r = *s.record;
+        SignoffNow now;
+        now.contractSha256 = contractSha;
+        now.contractName = in.contractPath.empty() ? std::string("the contract") : in.contractPath;
+        if (!runSha.empty()) {
+            now.runSha256 = runSha;
+            now.runName = in.runPath;
+        }
+        if (!byStage.count(r.stage) && !stageError.count(r.stage) && in.contract) {
+            try {
+                Evaluator evaluator(engine, *in.contract);
+                EvaluateOptions options;
+                options.stage = r.stage;
+                const Evaluation ev = evaluator.evaluate(options);
+                byStage[r.stage] = {resultsSha256(ev), statusName(ev.verdict)};
+            } catch (const std::invalid_argument& e) {
+                stageError[r.stage] = e.what();
+            }
+        }
+        if (stageError.count(r.stage)) {
+            now.resultsError = stageError[r.stage];
+        } else if (byStage.count(r.stage)) {
+            now.resultsSha256 = byStage[r.stage].first;
+            now.verdict = byStage[r.stage].second;
+        }
+        s.verification = verifySignoff(r, now);
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
+// The thresholds of every clause on `metric` that are values of it (at most four).
+std::vector<ValueLine> linesOn(const Contract& contract, const std::string& metric) {
+    std::vector<ValueLine> lines;
+    for (const Clause& c : contract.clauses)
+        if ((c.family == Family::Numerical || c.family == Family::Statistical) && c.metric == metric)
+            for (ValueLine& l : valueLines(c))
+                if (lines.size() < 4)
+                    lines.push_back(std::move(l));
+    return lines;
+}
+
+}  // namespace
+
+ReportData prepareReport(const ReportInput& in, const Progress& progress) {
+    ReportData data;
+    data.generatedAt = utcNow();
+    if (!in.run || !in.contract)
+        throw std::invalid_argument("a report needs a run and a contract");
+    auto stage = [&](double from, double to) -> Progress {
+        if (!progress)
+            return {};
+        return [=](double f) { return progress(from + (to - from) * f); };
+    };
+    MetricOptions options;
+    options.ppoClip = in.contract->bounds.ppoClip;
+    const std::shared_ptr<MetricEngine> engine = in.engine ? in.engine : std::make_shared<MetricEngine>(in.run, options);
+
+    data.metric = in.metric.empty() ? reportMetric(*in.contract) : in.metric;
+    const MetricInfo* info = findMetric(data.metric);
+    std::shared_ptr<const MetricValues> values;
+    if (!info || info->level != MetricLevel::Token) {
+        data.notes.push_back("No heatmap, histogram or position chart: " + data.metric + " is not a per-token metric.");
+    } else {
+        values = engine->get(data.metric, stage(0.0, 0.4));
+        if (!values->supported()) {
+            data.notes.push_back("No heatmap, histogram or position chart: the run lacks what " + data.metric +
+                                 " needs (" + info->needs + ").");
+            values.reset();
+        }
+    }
+    report(progress, 0.4);
+    if (values) {
+        const std::vector<ValueLine> lines = linesOn(*in.contract, data.metric);
+        // The heatmap outlines cells whose mean is above the first upper threshold on the
+        // metric (that of the clause the metric was chosen for, as the window does for the
+        // selected clause).
+        double markAbove = INFINITY;
+        std::string markLabel;
+        for (const ValueLine& l : lines)
+            if (l.which == "max" || l.which == "level") {
+                markAbove = l.value;
+                markLabel = l.label;
+                break;
+            }
+        data.figures.push_back(heatmapFigure(in.run, values, data.metric, markAbove, markLabel, stage(0.4, 0.6)));
+        data.histogram = computeHistogram(values->values, 80, false, stage(0.6, 0.7));
+        data.histogramLines = lines;
+        const int key = in.run->slices.keys.empty() ? -1 : 0;
+        data.positions = computePositionMeans(*in.run, values->values, key, 120, stage(0.7, 0.8));
+        data.positionsKey = key >= 0 ? in.run->slices.keys[0] : std::string();
+    }
+    for (const Clause& c : in.contract->clauses) {
+        if (c.perSlice.empty() || (c.family != Family::Numerical && c.family != Family::Statistical))
+            continue;
+        const bool hasResults = std::any_of(in.evaluation.results.begin(), in.evaluation.results.end(),
+                                            [&](const Result& r) { return r.clause == c.id; });
+        if (hasResults)
+            data.barClauses.push_back(c.id);
+    }
+    std::string runSha = in.runSha256;
+    if (runSha.empty() && !in.runPath.empty()) {
+        try {
+            runSha = sha256File(in.runPath);
+        } catch (const std::exception& e) {
+            data.notes.push_back("The run file could not be hashed: " + std::string(e.what()));
+        }
+    }
+    report(progress, 0.85);
+    data.runSha256 = runSha;
+    data.contractSha256 = in.contractSha256.empty() ? sha256Hex(in.contractText) : in.contractSha256;
+    data.signoffs = verifySignoffs(in, engine, data.contractSha256, runSha);
+    report(progress, 1.0);
+    return data;
+}
+
+}  // namespace kcx::ui

@@ -1,0 +1,316 @@
+#include "ui/signoff/signoff_panel.h"
+
+#include <QComboBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QTableView>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <algorithm>
+#include <map>
+
+#include "core/contract/contract.h"
+#include "core/base/sha256.h"
+#include "ui/session/background.h"
+#include "ui/session/session.h"
+#include "ui/signoff/signoff_dialog.h"
+#include "ui/signoff/signoff_model.h"
+
+namespace kcx::ui {
+
+namespace {
+
+struct CheckInput {
+    std::vector<SignoffEntry> entries;
+    std::string contractPath, runPath;
+    std::shared_ptr<const Run> run;
+};
+
+// Hashes each file once and evaluates once per stage, then compares every record.
+std::vector<SignoffEntry> checkAll(CheckInput in) {
+    SignoffNow base;
+    QStringList unchecked;
+    QString failure;
+    try {
+        if (!in.contractPath.empty()) {
+            base.contractSha256 = sha256File(in.contractPath);
+            base.contractName = in.contractPath;
+        } else {
+            unchecked << QObject::tr("contract: the contract is not a saved file");
+        }
+        if (!in.runPath.empty()) {
+            base.runSha256 = sha256File(in.runPath);
+            base.runName = in.runPath;
+        } else {
+            unchecked << QObject::tr("run: the run is not a file (the built-in demo)");
+        }
+    } catch (const std::exception& e) {
+        failure = QString::fromStdString(e.what());
+    }
+    const bool evaluate = failure.isEmpty() && !in.contractPath.empty() && !in.runPath.empty() && in.run;
+    if (failure.isEmpty() && !evaluate)
+        unchecked << QObject::tr("results: need both the contract and the run as files");
+    std::optional<Contract> contract;
+    std::map<std::string, std::pair<std::string, std::string>> byStage;   // stage -> (sha, verdict) or ("", error)
+    for (auto& e : in.entries) {
+        if (!e.record)
+            continue;
+        if (!failure.isEmpty()) {
+            e.error = QObject::tr("cannot check: %1").arg(failure);
+            continue;
+        }
+        SignoffNow now = base;
+        if (evaluate) {
+            try {
+                if (!contract)
+                    contract = loadContract(in.contractPath);
+                auto it = byStage.find(e.record->stage);
+                if (it == byStage.end()) {
+                    std::pair<std::string, std::string> v;
+                    try {
+                        EvaluateOptions options;
+                        options.stage = e.record->stage;
+                        const Evaluation ev = evaluateContract(*contract, in.run, options);
+                        v = {resultsSha256(ev), statusName(ev.verdict)};
+                    } catch (const std::invalid_argument& x) {
+                        v = {std::string(), x.what()};
+                    }
+                    it = byStage.emplace(e.record->stage, v).first;
+                }
+                if (it->second.first.empty())
+                    now.resultsError = it->second.second;
+                else {
+                    now.resultsSha256 = it->second.first;
+                    now.verdict = it->second.second;
+                }
+            } catch (const std::exception& x) {
+                e.error = QObject::tr("cannot evaluate the contract: %1").arg(QString::fromStdString(x.what()));
+                continue;
+            }
+        }
+        e.verification = verifySignoff(*e.record, now);
+        e.unchecked = unchecked;
+    }
+    return std::move(in.entries);
+}
+
+SignoffEntry readEntry(const QString& path) {
+    SignoffEntry e;
+    e.path = path;
+    try {
+        e.record = readSignoff(path.toStdString());
+    } catch (const std::exception& x) {
+        e.error = QString::fromStdString(x.what());
+    }
+    return e;
+}
+
+}  // namespace
+
+SignoffPanel::SignoffPanel(Session* session, QWidget* parent)
+    : QWidget(parent), session_(session), model_(new SignoffModel(this)),
+      generation_(std::make_shared<std::atomic<quint64>>(0)) {
+    table_ = new QTableView;
+    table_->setModel(model_);
+    table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    table_->setSelectionMode(QAbstractItemView::SingleSelection);
+    table_->verticalHeader()->hide();
+    table_->horizontalHeader()->setStretchLastSection(true);
+    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    table_->setAlternatingRowColors(true);
+    table_->setWordWrap(false);
+    summary_ = new QLabel;
+    detail_ = new QLabel;
+    detail_->setWordWrap(true);
+    detail_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    detail_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+
+    auto* sign = new QPushButton(tr("Sign &Off…"));
+    sign->setToolTip(tr("Sign off the contract and run as they are saved now (Ctrl+Alt+S)"));
+    auto* open = new QPushButton(tr("Open &Record…"));
+    auto* recheck = new QPushButton(tr("Re-&check"));
+    recheck->setToolTip(tr("Read the records again and verify them against the files now"));
+    connect(sign, &QPushButton::clicked, this, &SignoffPanel::signOff);
+    connect(open, &QPushButton::clicked, this, &SignoffPanel::openRecordDialog);
+    connect(recheck, &QPushButton::clicked, this, &SignoffPanel::refresh);
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(summary_, 1);
+    buttons->addWidget(recheck);
+    buttons->addWidget(open);
+    buttons->addWidget(sign);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(buttons);
+    layout->addWidget(table_, 2);
+    layout->addWidget(detail_, 1);
+
+    connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &SignoffPanel::showSelected);
+    connect(model_, &QAbstractItemModel::dataChanged, this, &SignoffPanel::showSelected);
+    connect(model_, &QAbstractItemModel::modelReset, this, &SignoffPanel::showSelected);
+    connect(session_, &Session::contractChanged, this, &SignoffPanel::refresh);
+    connect(session_, &Session::runLoaded, this, &SignoffPanel::refresh);
+    refresh();
+}
+
+QString SignoffPanel::cannotSignReason() const {
+    if (!session_->contract())
+        return tr("Open a contract first.");
+    if (session_->contractPath().isEmpty())
+        return tr("Save the contract to a file first: a record binds the contract file's bytes.");
+    if (!session_->run())
+        return tr("Open a run first.");
+    if (session_->runPath().isEmpty())
+        return tr("The built-in demo run is not a file; write it with `kcx demo --out DIR` and open that "
+                  "to sign off: a record binds the run file's bytes.");
+    if (session_->loading())
+        return tr("Wait until the run has loaded.");
+    return {};
+}
+
+void SignoffPanel::signOff() {
+    if (beforeSigning_ && !beforeSigning_())
+        return;
+    if (const QString why = cannotSignReason(); !why.isEmpty()) {
+        emit signingFailed(why);
+        if (!qEnvironmentVariableIsSet("KCX_NO_DIALOGS"))
+            QMessageBox::information(this, tr("Sign Off"), why);
+        return;
+    }
+    const auto& snap = session_->latest();
+    QString verdict = tr("not evaluated yet");
+    if (snap.evaluation)
+        verdict = tr("verdict %1, action at %2: %3")
+                      .arg(QString::fromStdString(statusName(snap.evaluation->verdict)),
+                           QString::fromStdString(snap.evaluation->stage),
+                           QString::fromStdString(actionName(snap.evaluation->action)));
+    QStringList stages;
+    for (const auto& s : session_->contract()->stages)
+        stages << QString::fromStdString(s);
+    SignoffDialog dialog(session_->contractPath(), session_->runPath(), stages, verdict, this);
+    const int i = dialog.stageBox()->findText(session_->stage());
+    if (i >= 0)
+        dialog.stageBox()->setCurrentIndex(i);
+    if (dialog.exec() != QDialog::Accepted)
+        return;
+    signWith(dialog.request(), dialog.keyPath(), dialog.outPath());
+}
+
+void SignoffPanel::signWith(const SignoffRequest& request, const QString& keyPath, const QString& outPath) {
+    ++jobs_;
+    auto run = session_->run();
+    QtConcurrent::run(workPool(), [request, run, key = keyPath.toStdString(), out = outPath.toStdString()]() -> QString {
+        lowerThreadPriority();
+        try {
+            const SecretKey secret = readSecretKey(key);
+            writeSignoff(signFiles(request, run, secret), out);
+            return {};
+        } catch (const std::exception& e) {
+            return QString::fromStdString(e.what());
+        }
+    }).then(this, [this, outPath](const QString& error) {
+        --jobs_;
+        if (!error.isEmpty()) {
+            emit signingFailed(error);
+            if (!qEnvironmentVariableIsSet("KCX_NO_DIALOGS"))
+                QMessageBox::warning(this, tr("Sign Off"), tr("Could not sign: %1").arg(error));
+            return;
+        }
+        const auto beside = signoffsBeside(session_->contractPath().toStdString());
+        if (std::find(beside.begin(), beside.end(), outPath.toStdString()) == beside.end() && !opened_.contains(outPath))
+            opened_ << outPath;
+        refresh();
+        emit signedOff(outPath);
+    });
+}
+
+void SignoffPanel::openRecord(const QString& path) {
+    if (!opened_.contains(path))
+        opened_ << path;
+    refresh();
+}
+
+void SignoffPanel::openRecordDialog() {
+    const QString f = QFileDialog::getOpenFileName(this, tr("Open Sign-off Record"), QFileInfo(session_->contractPath()).absolutePath(),
+                                                   tr("Sign-off records (*.signoff.json *.json);;All files (*)"));
+    if (!f.isEmpty())
+        openRecord(f);
+}
+
+void SignoffPanel::refresh() {
+    QStringList paths;
+    if (!session_->contractPath().isEmpty())
+        for (const auto& p : signoffsBeside(session_->contractPath().toStdString()))
+            paths << QString::fromStdString(p);
+    for (const auto& p : opened_)
+        if (!paths.contains(p))
+            paths << p;
+    std::vector<SignoffEntry> entries;
+    for (const auto& p : paths)
+        entries.push_back(readEntry(p));
+    const QString selected = table_->currentIndex().isValid() ? model_->entries()[size_t(table_->currentIndex().row())].path : QString();
+    model_->setEntries(entries);
+    if (const int row = model_->rowOf(selected); row >= 0)
+        table_->selectRow(row);
+    else if (!entries.empty())
+        table_->selectRow(0);
+    updateSummary();
+
+    const quint64 gen = ++*generation_;
+    // Nothing to check: no hashing (a run can be gigabytes, and hashing it would compete
+    // with the evaluation for the processor).
+    if (std::none_of(entries.begin(), entries.end(), [](const SignoffEntry& e) { return bool(e.record); })) {
+        QMetaObject::invokeMethod(this, [this, gen] {
+            if (gen == generation_->load())
+                emit checked();
+        }, Qt::QueuedConnection);
+        return;
+    }
+    ++jobs_;
+    CheckInput in{std::move(entries), session_->contractPath().toStdString(), session_->runPath().toStdString(), session_->run()};
+    QtConcurrent::run(workPool(), [in = std::move(in)]() mutable {
+        lowerThreadPriority();
+        return checkAll(std::move(in));
+    }).then(this, [this, gen](std::vector<SignoffEntry> checkedEntries) {
+        --jobs_;
+        if (gen != generation_->load())
+            return;   // a newer check is on its way
+        for (const auto& e : checkedEntries)
+            model_->updateEntry(e);
+        updateSummary();
+        emit checked();
+    });
+}
+
+void SignoffPanel::showSelected() {
+    const QModelIndex i = table_->currentIndex();
+    if (!i.isValid() || size_t(i.row()) >= model_->entries().size()) {
+        detail_->setText(model_->entries().empty() ? tr("No sign-off records beside this contract. Sign Off… writes one.") : QString());
+        return;
+    }
+    const SignoffEntry& e = model_->entries()[size_t(i.row())];
+    detail_->setText(e.path + QLatin1Char('\n') + signoffDetailText(e));
+}
+
+void SignoffPanel::updateSummary() {
+    int verified = 0, stale = 0, bad = 0;
+    for (const auto& e : model_->entries())
+        switch (signoffState(e)) {
+        case SignoffState::Verified: ++verified; break;
+        case SignoffState::Stale: ++stale; break;
+        case SignoffState::Invalid:
+        case SignoffState::Unreadable: ++bad; break;
+        case SignoffState::Checking: break;
+        }
+    const int n = int(model_->entries().size());
+    const QString counts = tr("%1 verified, %2 stale, %3 invalid or unreadable").arg(verified).arg(stale).arg(bad);
+    summary_->setText(n == 0 ? tr("No records") : n == 1 ? tr("1 record: %1").arg(counts) : tr("%1 records: %2").arg(n).arg(counts));
+}
+
+}  // namespace kcx::ui
