@@ -8,11 +8,11 @@
 #include "app/commands.h"
 #include "app/common.h"
 #include "app/table.h"
-#include "core/contract/contract.h"
 #include "core/base/errors.h"
+#include "core/base/sha256.h"
+#include "core/contract/contract.h"
 #include "core/evaluate/evaluation_json.h"
 #include "core/evaluate/evaluator.h"
-#include "core/base/sha256.h"
 
 namespace kcx::app {
 

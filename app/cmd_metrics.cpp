@@ -8,8 +8,8 @@
 #include "app/commands.h"
 #include "app/common.h"
 #include "app/table.h"
-#include "core/metrics/metrics.h"
 #include "core/base/sha256.h"
+#include "core/metrics/metrics.h"
 
 namespace kcx::app {
 

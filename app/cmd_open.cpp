@@ -11,8 +11,8 @@
 
 #include "app/commands.h"
 #include "app/demo_contract.h"
-#include "ui/window/main_window.h"
 #include "ui/session/session.h"
+#include "ui/window/main_window.h"
 
 namespace kcx::app {
 

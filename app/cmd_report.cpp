@@ -11,10 +11,10 @@
 
 #include "app/commands.h"
 #include "app/common.h"
+#include "core/base/sha256.h"
 #include "core/contract/contract.h"
 #include "core/evaluate/evaluator.h"
 #include "core/metrics/metrics.h"
-#include "core/base/sha256.h"
 #include "core/signoff/signoff.h"
 #include "ui/report/report.h"
 

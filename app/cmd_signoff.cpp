@@ -6,9 +6,9 @@
 
 #include "app/commands.h"
 #include "app/common.h"
+#include "core/base/sha256.h"
 #include "core/contract/contract.h"
 #include "core/evaluate/evaluator.h"
-#include "core/base/sha256.h"
 #include "core/signoff/signoff.h"
 #include "core/signoff/signoff_files.h"
 

@@ -26,8 +26,8 @@
 
 #include "core/formats/loader.h"
 #include "core/formats/run_writer.h"
-#include "ui/window/main_window.h"
 #include "ui/session/session.h"
+#include "ui/window/main_window.h"
 
 using namespace kcx;
 

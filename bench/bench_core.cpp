@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "core/formats/loader.h"
-#include "core/metrics/metrics.h"
 #include "core/formats/run_writer.h"
+#include "core/metrics/metrics.h"
 
 using namespace kcx;
 using Clock = std::chrono::steady_clock;

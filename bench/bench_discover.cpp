@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "core/metrics/derived_slices.h"
 #include "core/discover/discover.h"
+#include "core/metrics/derived_slices.h"
 
 using namespace kcx;
 using Clock = std::chrono::steady_clock;

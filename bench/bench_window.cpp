@@ -26,8 +26,8 @@
 #include "core/formats/run_writer.h"
 #include "ui/heatmap/heatmap_panel.h"
 #include "ui/heatmap/heatmap_view.h"
-#include "ui/window/main_window.h"
 #include "ui/session/session.h"
+#include "ui/window/main_window.h"
 
 struct QSignalSpyCallbackSet;
 Q_CORE_EXPORT void qt_register_signal_spy_callbacks(QSignalSpyCallbackSet*);

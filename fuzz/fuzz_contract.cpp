@@ -3,8 +3,8 @@
 #include <memory>
 #include <string>
 
-#include "core/contract/contract.h"
 #include "core/base/errors.h"
+#include "core/contract/contract.h"
 #include "core/evaluate/evaluator.h"
 #include "core/formats/loader.h"
 #include "fuzz/fuzz_util.h"

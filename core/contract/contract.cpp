@@ -18,9 +18,9 @@
 #include <yaml-cpp/parser.h>
 
 #include "core/contract/contract.h"
-#include "core/formats/json_scan.h"
-#include "core/contract/contract_parse.h"
 #include "core/base/errors.h"
+#include "core/contract/contract_parse.h"
+#include "core/formats/json_scan.h"
 
 namespace kcx {
 

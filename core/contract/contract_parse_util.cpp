@@ -3,8 +3,8 @@
 #include <charconv>
 #include <cmath>
 
-#include "core/contract/contract_parse.h"
 #include "core/base/errors.h"
+#include "core/contract/contract_parse.h"
 
 namespace kcx::contract_parse {
 

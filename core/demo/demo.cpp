@@ -15,8 +15,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "core/demo/demo_model.h"
 #include "core/base/parallel.h"
+#include "core/demo/demo_model.h"
 #include "core/formats/run_writer.h"
 
 namespace kcx {
@@ -74,7 +74,7 @@ constexpr const char* kVersion = "1.0.0";
 
 int bucketOf(int length) { return length < 128 ? 0 : length < 256 ? 1 : 2; }
 
-struct Plan {
+struct SequencePlan {
     int task = 0, precision = 0, length = 0;
     std::vector<int> prompt;
     double arrivalMs = 0;
@@ -97,15 +97,15 @@ std::vector<int> promptPool(int task) {
     return pool;
 }
 
-std::vector<Plan> makePlans(const DemoOptions& o) {
+std::vector<SequencePlan> makePlans(const DemoOptions& o) {
     std::vector<std::vector<int>> pools;
     for (int t = 0; t < 4; ++t)
         pools.push_back(promptPool(t));
-    std::vector<Plan> plans(size_t(o.sequences));
+    std::vector<SequencePlan> plans(size_t(o.sequences));
     double clock = 0;
     std::array<int, 20> order{};
     for (size_t s = 0; s < plans.size(); ++s) {
-        Plan& p = plans[s];
+        SequencePlan& p = plans[s];
         Rng rng(o.seed, 0x7a1f1c0000000000ULL + s);   // a stream per sequence
         const double u = rng.uniform();
         p.task = u < 0.25 ? 0 : u < 0.5 ? 1 : u < 0.78 ? 2 : 3;
@@ -151,7 +151,7 @@ std::vector<Plan> makePlans(const DemoOptions& o) {
 // The batch changes K_inf's split-K width, as tile heuristics do (not batch invariant).
 int infBlock(int batch) { return batch >= 16 ? 32 : 16; }
 
-nlohmann::json runtimeOf(const Plan& p, bool identical) {
+nlohmann::json runtimeOf(const SequencePlan& p, bool identical) {
     const double prefill = 0.03 * double(p.prompt.size()) * (1.0 + p.batch / 16.0);
     const double perToken = 3.5 + 0.22 * p.batch;
     const double latency = p.waitMs + prefill + perToken * p.length;
@@ -224,7 +224,7 @@ struct Models {
     KernelConfig trainCfg, infCfg;
 };
 
-SeqOut runSequence(const Models& m, const Plan& p, uint64_t seed, size_t s, bool identical) {
+SeqOut runSequence(const Models& m, const SequencePlan& p, uint64_t seed, size_t s, bool identical) {
     const int promptLen = int(p.prompt.size());
     const int maxLen = promptLen + std::max(p.length, kHorizon) + 1;
     KernelConfig icfg = m.infCfg;
@@ -281,7 +281,7 @@ SeqOut runSequence(const Models& m, const Plan& p, uint64_t seed, size_t s, bool
 }
 
 // Runs every sequence on worker threads; progress and cancellation on the calling thread.
-std::vector<SeqOut> runAll(const Models& m, const std::vector<Plan>& plans, const DemoOptions& o,
+std::vector<SeqOut> runAll(const Models& m, const std::vector<SequencePlan>& plans, const DemoOptions& o,
                            const Progress& progress) {
     std::vector<SeqOut> outs(plans.size());
     std::atomic<size_t> next{0}, done{0};
@@ -374,7 +374,7 @@ std::string sequenceId(size_t s, size_t n) {
     return "demo-" + std::string(width - std::min(width, digits.size()), '0') + digits;
 }
 
-Run assemble(const std::vector<Plan>& plans, std::vector<SeqOut>& outs, const DemoOptions& o,
+Run assemble(const std::vector<SequencePlan>& plans, std::vector<SeqOut>& outs, const DemoOptions& o,
              const std::string& sha) {
     Run run;
     run.header = makeHeader(o, sha);
@@ -402,7 +402,7 @@ Run assemble(const std::vector<Plan>& plans, std::vector<SeqOut>& outs, const De
         logI.insert(logI.end(), q.logitsInf.begin(), q.logitsInf.end());
         run.rewardTrain.push_back(q.rewardTrain);
         run.rewardInf.push_back(q.rewardInf);
-        const Plan& p = plans[s];
+        const SequencePlan& p = plans[s];
         run.slices.codes.insert(run.slices.codes.end(), {p.task, bucketOf(p.length), p.precision});
         run.runtime.push_back(runtimeOf(p, o.identicalKernels));
         for (int32_t tok : q.tokens) {
@@ -442,7 +442,7 @@ Run makeDemoRun(const DemoOptions& options, const Progress& progress) {
         m.inf = LoadedWeights::load(master, true, true);
         m.infCfg = {.bf16 = true, .block = 16, .bf16Rope = true, .flashSoftmax = true, .fp8Out = false};
     }
-    const std::vector<Plan> plans = makePlans(options);
+    const std::vector<SequencePlan> plans = makePlans(options);
     std::vector<SeqOut> outs = runAll(m, plans, options, progress);
     report(progress, 0.95);
     Run run = assemble(plans, outs, options, master.sha256());

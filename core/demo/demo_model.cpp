@@ -12,10 +12,6 @@
 namespace kcx::demo {
 
 // ---- PRNG --------------------------------------------------------------------------------
-namespace {
-uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-}  // namespace
-
 Rng::Rng(uint64_t seed, uint64_t stream) {
     uint64_t st = seed;
     st = splitmix64(st) ^ (stream * 0xd1b54a32d192ed03ULL + 0x632be59bd9b4e019ULL);
@@ -23,17 +19,7 @@ Rng::Rng(uint64_t seed, uint64_t stream) {
         w = splitmix64(st);
 }
 
-uint64_t Rng::next() {
-    const uint64_t result = rotl(s_[1] * 5, 7) * 9;
-    const uint64_t t = s_[1] << 17;
-    s_[2] ^= s_[0];
-    s_[3] ^= s_[1];
-    s_[1] ^= s_[2];
-    s_[0] ^= s_[3];
-    s_[2] ^= t;
-    s_[3] = rotl(s_[3], 45);
-    return result;
-}
+uint64_t Rng::next() { return xoshiro256ssNext(s_); }
 
 double Rng::uniform() { return double(next() >> 11) * 0x1.0p-53; }
 

@@ -9,6 +9,8 @@
 
 #include <Eigen/Core>
 
+#include "core/base/xoshiro.h"
+
 namespace kcx::demo {
 
 inline constexpr int kVocab = 128;
@@ -18,13 +20,8 @@ inline constexpr int kHeadDim = kDModel / kHeads;
 inline constexpr int kLayers = 2;
 inline constexpr int kFF = 128;
 
-// ---- a portable PRNG (the standard distributions differ between libraries) -------------
-inline uint64_t splitmix64(uint64_t& state) {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
+// ---- a portable PRNG (core/base/xoshiro.h) -------------------------------------------------
+using kcx::splitmix64;
 
 // xoshiro256**, seeded through splitmix64 from (seed, stream).
 class Rng {

@@ -9,9 +9,9 @@
 #include <set>
 #include <stdexcept>
 
-#include "core/metrics/derived_slices.h"
 #include "core/base/parallel.h"
 #include "core/evaluate/stats.h"
+#include "core/metrics/derived_slices.h"
 
 namespace kcx {
 
@@ -30,9 +30,9 @@ struct Key {
 // Per-cell sums over sequences s of the slice's per-sequence sum a_s and count n_s, and
 // their products with the sequence's totals T_s, N_s: enough for the cluster-robust
 // variances of the slice mean, the rest's mean, and their covariance.
-struct Acc {
+struct SliceSums {
     double a = 0, n = 0, aa = 0, an = 0, nn = 0, Ta = 0, Tn = 0, Na = 0, Nn = 0, G = 0, full = 0;
-    void add(const Acc& o) {
+    void add(const SliceSums& o) {
         a += o.a, n += o.n, aa += o.aa, an += o.an, nn += o.nn, Ta += o.Ta, Tn += o.Tn, Na += o.Na, Nn += o.Nn;
         G += o.G, full += o.full;
     }
@@ -57,7 +57,7 @@ using Cond = std::vector<std::pair<int, int>>;   // sorted (key index, code)
 
 struct Cell {
     Cond cond;
-    Acc acc;
+    SliceSums acc;
 };
 
 struct Stats {
@@ -94,19 +94,19 @@ Cond condOf(const Table& t, size_t cell) {
 
 // One pass over the run: the per-sequence sums of every cell of every table.
 void accumulate(const Run& run, const MetricValues& values, double mu, const std::vector<Key>& keys,
-                const std::vector<Table>& tables, size_t totalCells, int threads, std::vector<Acc>& acc,
+                const std::vector<Table>& tables, size_t totalCells, int threads, std::vector<SliceSums>& acc,
                 Totals& totals) {
     const bool token = values.level == MetricLevel::Token;
     const size_t N = run.sequenceCount(), K = keys.size();
     const size_t chunks = std::min<size_t>(8, std::max<size_t>(N, 1));
-    std::vector<std::vector<Acc>> part(chunks);
+    std::vector<std::vector<SliceSums>> part(chunks);
     std::vector<Totals> partTotals(chunks);
     std::vector<size_t> seqTables, tokTables;
     for (size_t t = 0; t < tables.size(); ++t)
         (tables[t].tokenLevel ? tokTables : seqTables).push_back(t);
     parallelChunks(N, chunks, threads, [&](size_t chunk, size_t b, size_t e) {
-        std::vector<Acc>& A = part[chunk];
-        A.assign(totalCells, Acc{});
+        std::vector<SliceSums>& A = part[chunk];
+        A.assign(totalCells, SliceSums{});
         Totals& tot = partTotals[chunk];
         std::vector<double> sa(totalCells, 0), sn(totalCells, 0);
         std::vector<size_t> touched;
@@ -186,7 +186,7 @@ void accumulate(const Run& run, const MetricValues& values, double mu, const std
             tot.T += T, tot.N += Nn, tot.TT += T * T, tot.TN += T * Nn, tot.NN += Nn * Nn, tot.G += 1;
             for (size_t c : touched) {
                 const double a = sa[c], n = sn[c];
-                Acc& x = A[c];
+                SliceSums& x = A[c];
                 x.a += a, x.n += n, x.aa += a * a, x.an += a * n, x.nn += n * n;
                 x.Ta += T * a, x.Tn += T * n, x.Na += Nn * a, x.Nn += Nn * n;
                 x.G += 1;
@@ -196,7 +196,7 @@ void accumulate(const Run& run, const MetricValues& values, double mu, const std
             touched.clear();
         }
     });
-    acc.assign(totalCells, Acc{});
+    acc.assign(totalCells, SliceSums{});
     for (size_t c = 0; c < chunks; ++c) {   // merged in chunk order: the same sums on any thread count
         if (part[c].empty())
             continue;
@@ -207,7 +207,7 @@ void accumulate(const Run& run, const MetricValues& values, double mu, const std
 }
 
 // Slice against rest, sequences as the units (docs/slices.md has the formulas).
-Stats statsOf(const Acc& x, const Totals& g, double mu) {
+Stats statsOf(const SliceSums& x, const Totals& g, double mu) {
     Stats st;
     const double n1 = x.n, n2 = g.N - x.n;
     const double G1 = x.G, G2 = g.G - x.full;
@@ -386,17 +386,17 @@ Discovery discover(MetricEngine& engine, const DiscoverOptions& o, const Progres
         for (int a = 0; a < K; ++a)
             for (int b = a + 1; b < K; ++b)
                 tables.push_back(makeTable(keys, {a, b}, {}, total));
-    std::vector<Acc> acc;
+    std::vector<SliceSums> acc;
     Totals totals;
     accumulate(run, *values, mu, keys, tables, total, o.threads, acc, totals);
     report(progress, 0.7);
 
-    auto supported = [&](const Acc& x) {
+    auto supported = [&](const SliceSums& x) {
         return x.n >= double(o.minTokens) && x.G >= double(o.minSequences) &&
                totals.N - x.n >= double(o.minTokens) && totals.G - x.full >= double(o.minSequences);
     };
     std::map<Cond, Cell> cells;   // every tested slice, by its conditions
-    auto collect = [&](const std::vector<Table>& ts, const std::vector<Acc>& a) {
+    auto collect = [&](const std::vector<Table>& ts, const std::vector<SliceSums>& a) {
         for (const Table& t : ts)
             for (size_t i = t.base; i < t.base + t.cells; ++i)
                 if (supported(a[i])) {
@@ -424,7 +424,7 @@ Discovery discover(MetricEngine& engine, const DiscoverOptions& o, const Progres
             for (int k = 0; k < K; ++k)
                 if (k != c[0].first && k != c[1].first)
                     ext.push_back(makeTable(keys, {k}, c, extTotal));
-        std::vector<Acc> extAcc;
+        std::vector<SliceSums> extAcc;
         Totals extTotals;
         accumulate(run, *values, mu, keys, ext, extTotal, o.threads, extAcc, extTotals);
         collect(ext, extAcc);

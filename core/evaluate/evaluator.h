@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "core/evaluate/bounds.h"
 #include "core/contract/contract.h"
+#include "core/evaluate/bounds.h"
 #include "core/metrics/metrics.h"
 
 namespace kcx {

@@ -3,18 +3,26 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "core/metrics/derived_slices.h"
-#include "core/evaluate/evaluator_internal.h"
 #include "core/base/parallel.h"
+#include "core/evaluate/evaluator_internal.h"
 #include "core/evaluate/stats.h"
+#include "core/metrics/derived_slices.h"
 
 namespace kcx::detail {
 namespace {
 
-std::string fmt(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-    return buf;
+// The range of value indices sequence s contributes: its tokens within the clause's
+// `positions` (clamped to the sequence) for a per-token metric, or [s, s+1) per sequence.
+std::pair<size_t, size_t> valueRange(const Run& run, const Clause& c, size_t s, bool token) {
+    if (!token)
+        return {s, s + 1};
+    const size_t b = run.seqBegin(s), len = run.seqLength(s);
+    size_t lo = 0, hi = len;
+    if (c.positions) {
+        lo = size_t(std::clamp<int64_t>(c.positions->first, 0, int64_t(len)));
+        hi = size_t(std::clamp<int64_t>(c.positions->second, 0, int64_t(len)));
+    }
+    return {b + lo, b + std::max(lo, hi)};
 }
 
 // Which sequences a clause's `where` keeps; fills `error` when a key is not in the run.
@@ -160,17 +168,7 @@ void buildDerivedState(const Clause& c, MetricEngine& engine, const MetricValues
     for (size_t s = 0; s < run.sequenceCount(); ++s) {
         if (!seqKeep[s] || seqGroup[s] < 0)
             continue;
-        size_t from = s, to = s + 1;
-        if (token) {
-            const size_t b = run.seqBegin(s), len = run.seqLength(s);
-            size_t lo = 0, hi = len;
-            if (c.positions) {
-                lo = size_t(std::clamp<int64_t>(c.positions->first, 0, int64_t(len)));
-                hi = size_t(std::clamp<int64_t>(c.positions->second, 0, int64_t(len)));
-            }
-            from = b + lo;
-            to = b + std::max(lo, hi);
-        }
+        const auto [from, to] = valueRange(run, c, s, token);
         touched.clear();
         for (size_t i = from; i < to; ++i) {
             bool in = true;
@@ -266,17 +264,7 @@ void buildMetricState(const Clause& c, MetricEngine& engine, ClauseState& st) {
         if (!keep[s] || group[s] < 0)
             continue;
         Group& g = st.groups[size_t(group[s])];
-        size_t from = s, to = s + 1;
-        if (token) {
-            const size_t b = run.seqBegin(s), len = run.seqLength(s);
-            size_t lo = 0, hi = len;
-            if (c.positions) {
-                lo = size_t(std::clamp<int64_t>(c.positions->first, 0, int64_t(len)));
-                hi = size_t(std::clamp<int64_t>(c.positions->second, 0, int64_t(len)));
-            }
-            from = b + lo;
-            to = b + std::max(lo, hi);
-        }
+        const auto [from, to] = valueRange(run, c, s, token);
         double sum = 0, mx = -INFINITY;
         uint64_t cnt = 0;
         for (size_t i = from; i < to; ++i) {

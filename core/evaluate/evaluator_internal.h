@@ -1,6 +1,7 @@
 // Internal to the evaluator: the cached per-clause groups and the family deciders.
 #pragma once
 
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
@@ -8,6 +9,13 @@
 #include "core/evaluate/evaluator.h"
 
 namespace kcx::detail {
+
+// A number in a result's message: six significant digits.
+inline std::string fmt(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    return buf;
+}
 
 // The values of one clause in one slice (the whole scope when there is no per_slice).
 struct Group {

@@ -7,12 +7,6 @@
 namespace kcx::detail {
 namespace {
 
-std::string fmt(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-    return buf;
-}
-
 Result start(const Clause& c, const std::string& subject) {
     Result r;
     r.clause = c.id;

@@ -1,5 +1,7 @@
 #include "core/evaluate/stats.h"
 
+#include "core/base/xoshiro.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -50,29 +52,12 @@ double wilsonUpper(uint64_t k, uint64_t n, double confidence) {
     return std::min(1.0, u);
 }
 
-static uint64_t splitmix64(uint64_t& x) {
-    uint64_t z = (x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 Xoshiro256::Xoshiro256(uint64_t seed) {
     for (auto& s : s_)
         s = splitmix64(seed);
 }
 
-uint64_t Xoshiro256::next() {
-    auto rotl = [](uint64_t x, int k) { return (x << k) | (x >> (64 - k)); };
-    const uint64_t result = rotl(s_[1] * 5, 7) * 9, t = s_[1] << 17;
-    s_[2] ^= s_[0];
-    s_[3] ^= s_[1];
-    s_[1] ^= s_[2];
-    s_[0] ^= s_[3];
-    s_[2] ^= t;
-    s_[3] = rotl(s_[3], 45);
-    return result;
-}
+uint64_t Xoshiro256::next() { return xoshiro256ssNext(s_); }
 
 uint64_t Xoshiro256::below(uint64_t n) { return uint64_t((static_cast<unsigned __int128>(next()) * n) >> 64); }
 

@@ -402,10 +402,6 @@ struct Hold {
     std::vector<std::vector<unsigned char>> inflated;
 };
 
-bool endsWith(const std::string& s, std::string_view suffix) {
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 }  // namespace
 
 // ---- .npy header ------------------------------------------------------------------------------------
@@ -482,7 +478,7 @@ Run loadNpz(const std::string& path, const Progress& progress, const LoadOptions
     std::vector<zip::Member*> wanted;
     uint64_t total = 0;
     for (zip::Member& m : members) {
-        if (!endsWith(m.name, ".npy"))
+        if (!m.name.ends_with(".npy"))
             continue;
         const std::string name = m.name.substr(0, m.name.size() - 4);
         found.push_back(name);
@@ -548,7 +544,7 @@ Run loadNpyDirectory(const std::string& dir, const Progress& progress, const Loa
     std::vector<fs::path> wanted;
     for (const auto& e : fs::directory_iterator(dir, ec)) {
         const std::string file = e.path().filename().string();
-        if (!endsWith(file, ".npy"))
+        if (!file.ends_with(".npy"))
             continue;
         const std::string name = file.substr(0, file.size() - 4);
         found.push_back(name);

@@ -7,16 +7,15 @@
 #include <unordered_map>
 
 #include "core/base/errors.h"
-#include "core/formats/sniff.h"
 #include "core/formats/importers.h"
+#include "core/formats/json_scan.h"
+#include "core/formats/sniff.h"
 
 namespace kcx {
 namespace {
 
 using nlohmann::json;
 
-// vLLM writes -9999.0 where it has no log-prob (for example a prompt's first token).
-constexpr double kVllmPlaceholder = -9999.0;
 
 struct LineContext {
     const std::string& file;
@@ -100,15 +99,9 @@ double logprobOf(const json& v, const LineContext& at, const char* what, size_t&
         }
         return d;
     }
-    if (v.is_string()) {
-        const auto& s = v.get_ref<const std::string&>();
-        if (s == "NaN")
-            return std::numeric_limits<double>::quiet_NaN();
-        if (s == "Infinity")
-            return std::numeric_limits<double>::infinity();
-        if (s == "-Infinity")
-            return -std::numeric_limits<double>::infinity();
-    }
+    if (v.is_string())
+        if (const auto named = nonFiniteNamed(v.get_ref<const std::string&>()))
+            return *named;
     at.fail(std::string(what) + ": expected a number or null, got " + v.dump());
 }
 

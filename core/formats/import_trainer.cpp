@@ -13,6 +13,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "core/formats/importers.h"
 #include "core/formats/json_scan.h"
 #include "core/formats/sniff.h"
 
@@ -22,8 +23,6 @@ using nlohmann::json;
 
 namespace {
 
-// vLLM writes -9999.0 where it has no log-prob.
-constexpr double kVllmPlaceholder = -9999.0;
 
 std::string baseName(const std::string& path) {
     return std::filesystem::path(path).filename().string();
@@ -66,7 +65,7 @@ struct Record {
     size_t otherKeys = 0;
 };
 
-class Reader {
+class ExportReader {
 public:
     Run read(const std::vector<std::string>& files, const std::string& runPath, const Progress& progress);
 
@@ -92,7 +91,7 @@ private:
     uint64_t bytesDone_ = 0, bytesTotal_ = 0;
 };
 
-double Reader::logprob(JsonScanner& j, const char* what) {
+double ExportReader::logprob(JsonScanner& j, const char* what) {
     const char c = j.peek();
     if (c == 'N' && j.literal("NaN"))
         return std::numeric_limits<double>::quiet_NaN();
@@ -104,7 +103,7 @@ double Reader::logprob(JsonScanner& j, const char* what) {
     return v == kVllmPlaceholder ? missingDouble() : v;
 }
 
-void Reader::perToken(JsonScanner& j, const char* what, Field& f, const std::function<void()>& item) {
+void ExportReader::perToken(JsonScanner& j, const char* what, Field& f, const std::function<void()>& item) {
     f.present = true;
     j.array(what, [&] {
         item();
@@ -112,7 +111,7 @@ void Reader::perToken(JsonScanner& j, const char* what, Field& f, const std::fun
     });
 }
 
-void Reader::skipLenient(JsonScanner& j, int depth) {
+void ExportReader::skipLenient(JsonScanner& j, int depth) {
     if (depth > 256)
         j.fail("nesting deeper than 256 levels");
     const char c = j.peek();
@@ -126,7 +125,7 @@ void Reader::skipLenient(JsonScanner& j, int depth) {
 }
 
 // A slice label: a string, an integer (written in decimal), or null (none).
-std::optional<std::string> Reader::label(JsonScanner& j, const char* what) {
+std::optional<std::string> ExportReader::label(JsonScanner& j, const char* what) {
     const char c = j.peek();
     if (c == 'n' && j.literal("null"))
         return std::nullopt;
@@ -138,7 +137,7 @@ std::optional<std::string> Reader::label(JsonScanner& j, const char* what) {
     return std::to_string(j.integer(what));
 }
 
-void Reader::record(std::string_view text, size_t begin, size_t end, const std::string& path, int64_t line,
+void ExportReader::record(std::string_view text, size_t begin, size_t end, const std::string& path, int64_t line,
                     const std::string& fileStep, const std::string& fileRank) {
     Record r;
     JsonScanner j(text, begin, end);
@@ -263,7 +262,7 @@ void Reader::record(std::string_view text, size_t begin, size_t end, const std::
     rank_.push_back(r.rank ? r.rank : fileRank.empty() ? std::nullopt : std::optional<std::string>(fileRank));
 }
 
-void Reader::readFile(const std::string& path, size_t) {
+void ExportReader::readFile(const std::string& path, size_t) {
     const std::string text = readPlainOrGzip(path);
     const std::string name = baseName(path);
     const std::string fileStep = numberAfter(name, "step").value_or("");
@@ -298,7 +297,7 @@ void Reader::readFile(const std::string& path, size_t) {
     bytesDone_ += text.size();
 }
 
-Run Reader::read(const std::vector<std::string>& files, const std::string& runPath, const Progress& progress) {
+Run ExportReader::read(const std::vector<std::string>& files, const std::string& runPath, const Progress& progress) {
     progress_ = progress;
     report(progress_, 0.0);
     for (const auto& f : files) {
@@ -420,7 +419,7 @@ std::vector<std::string> trainerExportFiles(const std::string& dir) {
 }
 
 Run loadTrainerExportFiles(const std::vector<std::string>& files, const std::string& runPath, const Progress& progress) {
-    return Reader().read(files, runPath, progress);
+    return ExportReader().read(files, runPath, progress);
 }
 
 Run loadTrainerExport(const std::string& path, const Progress& progress) {

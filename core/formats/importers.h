@@ -100,4 +100,7 @@ struct ImportResult {
 // (`import.vocabulary`, index = id) and the strings are kept as per-token text.
 ImportResult importPair(const ImportedSide& inf, const ImportedSide& train, const ImportOptions& = {});
 
+// vLLM writes -9999.0 where it has no log-prob (for example a prompt's first token).
+inline constexpr double kVllmPlaceholder = -9999.0;
+
 }  // namespace kcx

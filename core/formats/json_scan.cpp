@@ -240,12 +240,8 @@ double JsonScanner::numberOrMarker(const char* what) {
         const size_t at = p_;
         std::string s;
         string(s);
-        if (s == "NaN")
-            return std::numeric_limits<double>::quiet_NaN();
-        if (s == "Infinity")
-            return std::numeric_limits<double>::infinity();
-        if (s == "-Infinity")
-            return -std::numeric_limits<double>::infinity();
+        if (const auto v = nonFiniteNamed(s))
+            return *v;
         failAt(at, std::string(what) + ": expected a number, null, \"NaN\", \"Infinity\" or \"-Infinity\", found \"" +
                        s + "\"");
     } else if (c == '-' || (c >= '0' && c <= '9')) {
@@ -299,6 +295,16 @@ void lineColumn(std::string_view text, size_t offset, int64_t& line, int64_t& co
     for (size_t i = lineStart; i < offset; ++i)
         if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80)
             ++column;
+}
+
+std::optional<double> nonFiniteNamed(std::string_view s) {
+    if (s == "NaN")
+        return std::numeric_limits<double>::quiet_NaN();
+    if (s == "Infinity")
+        return std::numeric_limits<double>::infinity();
+    if (s == "-Infinity")
+        return -std::numeric_limits<double>::infinity();
+    return std::nullopt;
 }
 
 }  // namespace kcx

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -16,6 +17,10 @@ void appendUtf8(std::string& out, uint32_t cp);
 size_t utf8Length(const unsigned char* p, size_t avail);
 // The offset of the first byte that is not part of well-formed UTF-8; npos when none.
 size_t firstInvalidUtf8(std::string_view s);
+
+// The SPEC 1.1 names of non-finite values: "NaN", "Infinity", "-Infinity"; nullopt for
+// any other string.
+std::optional<double> nonFiniteNamed(std::string_view s);
 
 struct ScanError {
     size_t offset;        // byte offset into the scanned text

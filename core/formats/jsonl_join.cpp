@@ -11,8 +11,8 @@
 #include "core/base/errors.h"
 #include "core/formats/json_scan.h"
 #include "core/formats/jsonl_parts.h"
-#include "core/formats/tensor_run.h"
 #include "core/formats/loader.h"
+#include "core/formats/tensor_run.h"
 
 namespace kcx {
 namespace detail {

@@ -11,10 +11,10 @@
 #include <unordered_map>
 
 #include "core/base/errors.h"
+#include "core/base/parallel.h"
 #include "core/formats/json_scan.h"
 #include "core/formats/jsonl_parts.h"
 #include "core/formats/loader.h"
-#include "core/base/parallel.h"
 
 namespace kcx {
 namespace {

@@ -29,11 +29,6 @@ namespace {
 
 using nlohmann::json;
 
-bool endsWith(const std::string& s, const char* suffix) {
-    const size_t n = std::strlen(suffix);
-    return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
-}
-
 [[noreturn]] void ioError(const std::string& what, const std::string& path) {
     throw std::runtime_error("cannot " + what + " " + path + ": " + std::strerror(errno));
 }
@@ -360,7 +355,7 @@ std::string dumpJson(const json& j) { return j.dump(-1, ' ', false, json::error_
 }  // namespace
 
 void writeJsonl(const Run& run, const std::string& path) {
-    AtomicFile f(path, endsWith(path, ".gz"));
+    AtomicFile f(path, path.ends_with(".gz"));
     std::string buf;
     if (run.header.is_object()) {
         buf = "{\"kcx_header\":" + dumpJson(run.header) + "}\n";

@@ -58,11 +58,6 @@ std::string readPlainOrGzip(const std::string& path) {
 
 namespace {
 
-bool endsWith(const std::string& s, const char* suffix) {
-    const size_t n = std::strlen(suffix);
-    return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
-}
-
 bool has(const std::vector<std::string>& keys, const char* k) {
     return std::find(keys.begin(), keys.end(), k) != keys.end();
 }
@@ -204,7 +199,7 @@ Sniffed sniffRun(const std::string& path) {
             const std::string name = e.path().filename().string();
             if (name == "offsets.npy")
                 npy = true;
-            else if (!name.empty() && name[0] != '.' && (endsWith(name, ".jsonl") || endsWith(name, ".jsonl.gz")))
+            else if (!name.empty() && name[0] != '.' && (name.ends_with(".jsonl") || name.ends_with(".jsonl.gz")))
                 jsonl = true;
         }
         if (npy)
@@ -231,9 +226,9 @@ Sniffed sniffRun(const std::string& path) {
         const auto keys = firstRecordKeys(path, size_t(64) << 20, complete);
         return classifyRecordKeys(keys, complete);
     }
-    if (endsWith(path, ".safetensors"))
+    if (path.ends_with(".safetensors"))
         return {RunKind::Safetensors, {}};
-    if (endsWith(path, ".npz"))
+    if (path.ends_with(".npz"))
         return {RunKind::Npz, {}};
     return {RunKind::SpecJsonl, {}};
 }

@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "core/metrics/metrics.h"
 #include "core/formats/run.h"
+#include "core/metrics/metrics.h"
 
 namespace kcx {
 

@@ -1,9 +1,9 @@
 // computeGrid: reduces the rows and positions in view to at most one cell per pixel.
 #include <algorithm>
 
+#include "core/base/parallel.h"
 #include "core/heatmap/heatmap.h"
 #include "core/metrics/metrics_kernels.h"
-#include "core/base/parallel.h"
 
 namespace kcx {
 

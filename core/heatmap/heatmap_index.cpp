@@ -2,10 +2,10 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "core/metrics/derived_slices.h"
-#include "core/heatmap/heatmap.h"
-#include "core/metrics/metrics_kernels.h"
 #include "core/base/parallel.h"
+#include "core/heatmap/heatmap.h"
+#include "core/metrics/derived_slices.h"
+#include "core/metrics/metrics_kernels.h"
 
 namespace kcx {
 

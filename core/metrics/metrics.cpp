@@ -5,9 +5,9 @@
 #include <limits>
 #include <stdexcept>
 
+#include "core/base/parallel.h"
 #include "core/metrics/derived_slices.h"
 #include "core/metrics/metrics_kernels.h"
-#include "core/base/parallel.h"
 #include "core/metrics/quantile.h"
 
 namespace kcx {

@@ -3,9 +3,9 @@
 #include <memory>
 #include <new>
 
+#include "core/base/parallel.h"
 #include "core/metrics/logit_row_fns.h"
 #include "core/metrics/metrics_kernels.h"
-#include "core/base/parallel.h"
 
 namespace kcx::detail {
 namespace {

@@ -6,8 +6,8 @@
 #include <mutex>
 #include <stdexcept>
 
-#include "core/metrics/metrics_kernels.h"
 #include "core/base/parallel.h"
+#include "core/metrics/metrics_kernels.h"
 
 namespace kcx::detail {
 

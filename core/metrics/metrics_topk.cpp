@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/metrics/metrics_kernels.h"
 #include "core/base/parallel.h"
+#include "core/metrics/metrics_kernels.h"
 
 namespace kcx::detail {
 namespace {

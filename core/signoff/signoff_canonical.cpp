@@ -2,8 +2,8 @@
 #include <charconv>
 #include <cmath>
 
-#include "core/evaluate/evaluation_json.h"
 #include "core/base/sha256.h"
+#include "core/evaluate/evaluation_json.h"
 #include "core/signoff/signoff.h"
 
 namespace kcx {

@@ -4,9 +4,9 @@
 #include <cctype>
 #include <filesystem>
 
+#include "core/base/sha256.h"
 #include "core/contract/contract.h"
 #include "core/evaluate/evaluator.h"
-#include "core/base/sha256.h"
 
 namespace kcx {
 

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "core/evaluate/bounds.h"
+#include "tests/support/reference_math.h"
 #include "tests/support/test_runs.h"
 
 using namespace kcx;
@@ -15,16 +16,7 @@ using namespace kcx;
 namespace {
 
 // ---- first principles ------------------------------------------------------------------
-std::vector<double> softmax(const std::vector<double>& z) {
-    const double m = *std::max_element(z.begin(), z.end());
-    double s = 0;
-    std::vector<double> p(z.size());
-    for (size_t i = 0; i < z.size(); ++i)
-        s += p[i] = std::exp(z[i] - m);
-    for (double& x : p)
-        x /= s;
-    return p;
-}
+using test::softmax;
 
 double tvOf(const std::vector<double>& p, const std::vector<double>& q) {
     double s = 0;

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <random>
 
-#include "core/discover/calibrate.h"
 #include "core/contract/contract.h"
+#include "core/discover/calibrate.h"
 #include "tests/support/test_runs.h"
 
 using namespace kcx;

@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <sstream>
 
-#include "core/contract/contract.h"
 #include "core/base/errors.h"
+#include "core/contract/contract.h"
 #include "tests/support/contract_text.h"
 
 using namespace kcx;

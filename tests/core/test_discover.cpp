@@ -6,11 +6,11 @@
 #include <cmath>
 #include <random>
 
-#include "core/contract/contract.h"
-#include "core/metrics/derived_slices.h"
-#include "core/discover/discover.h"
 #include "core/base/errors.h"
+#include "core/contract/contract.h"
+#include "core/discover/discover.h"
 #include "core/evaluate/evaluator.h"
+#include "core/metrics/derived_slices.h"
 #include "tests/support/test_runs.h"
 
 using namespace kcx;

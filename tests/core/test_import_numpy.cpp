@@ -17,8 +17,8 @@
 #include "core/base/half.h"
 #include "core/formats/import_numpy.h"
 #include "core/formats/loader.h"
-#include "core/metrics/metrics.h"
 #include "core/formats/run_writer.h"
+#include "core/metrics/metrics.h"
 #include "tests/support/same_figures.h"
 #include "tests/support/test_files.h"
 

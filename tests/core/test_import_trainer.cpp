@@ -13,9 +13,9 @@
 #include "core/base/errors.h"
 #include "core/formats/import_trainer.h"
 #include "core/formats/loader.h"
-#include "core/metrics/metrics.h"
 #include "core/formats/run_writer.h"
 #include "core/formats/sniff.h"
+#include "core/metrics/metrics.h"
 #include "tests/support/same_figures.h"
 #include "tests/support/test_files.h"
 

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "core/metrics/metrics.h"
+#include "tests/support/reference_math.h"
 #include "tests/support/test_runs.h"
 
 using namespace kcx;
@@ -54,15 +55,7 @@ double one(const std::shared_ptr<Run>& run, const char* name) {
 }
 
 // Softmax worked out directly in the test, for the inequality checks.
-std::vector<double> softmax(const std::vector<double>& z) {
-    double m = *std::max_element(z.begin(), z.end()), s = 0;
-    std::vector<double> p(z.size());
-    for (size_t i = 0; i < z.size(); ++i)
-        s += p[i] = std::exp(z[i] - m);
-    for (double& x : p)
-        x /= s;
-    return p;
-}
+using test::softmax;
 
 }  // namespace
 

@@ -12,9 +12,9 @@
 #include <functional>
 #include <limits>
 
+#include "core/base/sha256.h"
 #include "core/demo/demo.h"
 #include "core/formats/loader.h"
-#include "core/base/sha256.h"
 #include "core/signoff/signoff.h"
 #include "core/signoff/signoff_files.h"
 

@@ -22,16 +22,16 @@
 #include "core/formats/run_writer.h"
 #include "tests/support/test_runs.h"
 #include "ui/charts/chart_data.h"
-#include "ui/style/chart_style.h"
 #include "ui/charts/charts_panel.h"
 #include "ui/charts/histogram_chart.h"
 #include "ui/charts/point_cloud_item.h"
 #include "ui/charts/position_chart.h"
 #include "ui/charts/scatter_chart.h"
-#include "ui/session/session.h"
 #include "ui/charts/slice_bars_chart.h"
-#include "ui/style/status_style.h"
+#include "ui/session/session.h"
 #include "ui/session/threshold_command.h"
+#include "ui/style/chart_style.h"
+#include "ui/style/status_style.h"
 
 
 using namespace kcx;

@@ -10,8 +10,8 @@
 #include <numeric>
 #include <random>
 
-#include "core/metrics/derived_slices.h"
 #include "core/heatmap/heatmap.h"
+#include "core/metrics/derived_slices.h"
 #include "ui/heatmap/heatmap_render.h"
 #include "ui/heatmap/heatmap_view.h"
 

@@ -18,11 +18,11 @@
 #include <cstdio>
 #include <fstream>
 
-#include "ui/window/main_window.h"
+#include "tests/support/qt_files.h"
 #include "ui/session/recovery.h"
 #include "ui/session/session.h"
 #include "ui/session/threshold_command.h"
-#include "tests/support/qt_files.h"
+#include "ui/window/main_window.h"
 
 using namespace kcx::ui;
 

@@ -16,8 +16,8 @@
 
 #include <fstream>
 
-#include "core/demo/demo.h"
 #include "core/base/sha256.h"
+#include "core/demo/demo.h"
 #include "core/signoff/signoff.h"
 #include "ui/contract/bounds_model.h"
 #include "ui/report/report.h"

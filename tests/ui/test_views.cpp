@@ -13,14 +13,14 @@
 #include "ui/contract/bounds_panel.h"
 #include "ui/contract/promotion_model.h"
 #include "ui/contract/promotion_view.h"
+#include "ui/contract/verdict_banner.h"
 #include "ui/drilldown/sequence_view.h"
-#include "ui/session/session.h"
-#include "ui/style/status_style.h"
 #include "ui/drilldown/token_strip.h"
 #include "ui/drilldown/token_table_model.h"
 #include "ui/drilldown/topk_model.h"
+#include "ui/session/session.h"
+#include "ui/style/status_style.h"
 #include "ui/style/value_text.h"
-#include "ui/contract/verdict_banner.h"
 
 using namespace kcx;
 using namespace kcx::ui;

@@ -15,17 +15,17 @@
 
 #include "core/evaluate/evaluator.h"
 #include "core/formats/loader.h"
+#include "tests/support/qt_files.h"
 #include "ui/charts/charts_panel.h"
+#include "ui/charts/histogram_chart.h"
 #include "ui/contract/contract_panel.h"
+#include "ui/contract/results_model.h"
+#include "ui/contract/verdict_banner.h"
 #include "ui/discover/discover_panel.h"
 #include "ui/heatmap/heatmap_panel.h"
 #include "ui/heatmap/heatmap_view.h"
-#include "ui/charts/histogram_chart.h"
-#include "ui/window/main_window.h"
-#include "ui/contract/results_model.h"
 #include "ui/session/session.h"
-#include "ui/contract/verdict_banner.h"
-#include "tests/support/qt_files.h"
+#include "ui/window/main_window.h"
 
 using namespace kcx;
 using namespace kcx::ui;

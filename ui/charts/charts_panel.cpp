@@ -12,8 +12,8 @@
 #include "ui/charts/histogram_chart.h"
 #include "ui/charts/position_chart.h"
 #include "ui/charts/scatter_chart.h"
-#include "ui/session/session.h"
 #include "ui/charts/slice_bars_chart.h"
+#include "ui/session/session.h"
 
 namespace kcx::ui {
 

@@ -11,8 +11,8 @@
 #include <algorithm>
 #include <limits>
 
-#include "ui/style/chart_style.h"
 #include "ui/charts/point_cloud_item.h"
+#include "ui/style/chart_style.h"
 
 namespace kcx::ui {
 

@@ -10,8 +10,8 @@
 #include <QVBoxLayout>
 
 #include "ui/contract/results_model.h"
-#include "ui/session/session.h"
 #include "ui/contract/threshold_editor.h"
+#include "ui/session/session.h"
 
 namespace kcx::ui {
 

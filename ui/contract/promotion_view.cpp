@@ -8,9 +8,9 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
-#include "ui/style/action_style.h"
 #include "ui/contract/promotion_model.h"
 #include "ui/session/session.h"
+#include "ui/style/action_style.h"
 
 namespace kcx::ui {
 

@@ -3,8 +3,8 @@
 #include <QHBoxLayout>
 #include <QLabel>
 
-#include "ui/style/action_style.h"
 #include "ui/session/session.h"
+#include "ui/style/action_style.h"
 
 namespace kcx::ui {
 

@@ -24,7 +24,7 @@ namespace {
 
 QString number(double v) { return QString::number(v, 'g', 4); }
 
-QString conditionsText(const std::vector<SliceCondition>& c) {
+QString conditionsLabel(const std::vector<SliceCondition>& c) {
     QStringList parts;
     for (const auto& x : c)
         parts << QString::fromStdString(x.key + " = " + x.value);
@@ -136,7 +136,7 @@ void DiscoverPanel::show(const Discovery& d) {
     table_->setRowCount(int(d.findings.size()));
     for (size_t i = 0; i < d.findings.size(); ++i) {
         const Finding& f = d.findings[i];
-        const QStringList cells = {conditionsText(f.conditions),
+        const QStringList cells = {conditionsLabel(f.conditions),
                                    QString::number(f.nTokens) + " / " + QString::number(f.nSequences) + tr(" seq"),
                                    number(f.mean), number(f.restMean),
                                    QStringLiteral("%1 [%2, %3]").arg(number(f.effect), number(f.ciLo), number(f.ciHi)),

@@ -11,11 +11,11 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
-#include "ui/session/background.h"
 #include "ui/drilldown/metric_legend.h"
 #include "ui/drilldown/token_strip.h"
 #include "ui/drilldown/token_table_model.h"
 #include "ui/drilldown/topk_model.h"
+#include "ui/session/background.h"
 #include "ui/style/value_text.h"
 
 namespace kcx::ui {

@@ -11,8 +11,8 @@
 
 #include <memory>
 
-#include "core/metrics/metrics.h"
 #include "core/formats/run.h"
+#include "core/metrics/metrics.h"
 
 class QLabel;
 class QScrollArea;

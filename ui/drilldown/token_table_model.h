@@ -7,8 +7,8 @@
 
 #include <memory>
 
-#include "core/metrics/metrics.h"
 #include "core/formats/run.h"
+#include "core/metrics/metrics.h"
 #include "ui/style/metric_colours.h"
 
 namespace kcx::ui {

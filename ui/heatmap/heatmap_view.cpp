@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ui/session/background.h"
 #include "ui/heatmap/heatmap_render.h"
+#include "ui/session/background.h"
 
 namespace kcx::ui {
 

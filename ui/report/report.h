@@ -22,8 +22,8 @@
 
 #include "core/contract/contract.h"
 #include "core/evaluate/evaluator.h"
-#include "core/metrics/metrics.h"
 #include "core/formats/run.h"
+#include "core/metrics/metrics.h"
 #include "core/signoff/signoff.h"
 #include "core/signoff/signoff_verify.h"
 #include "ui/charts/chart_data.h"

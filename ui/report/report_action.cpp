@@ -11,8 +11,8 @@
 
 #include <memory>
 
-#include "ui/session/background.h"
 #include "ui/report/report.h"
+#include "ui/session/background.h"
 #include "ui/session/session.h"
 
 namespace kcx::ui {

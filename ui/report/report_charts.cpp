@@ -18,9 +18,9 @@
 #include <iterator>
 #include <limits>
 
-#include "ui/style/chart_style.h"
-#include "ui/report/report_internal.h"
 #include "ui/charts/slice_bars_chart.h"
+#include "ui/report/report_internal.h"
+#include "ui/style/chart_style.h"
 
 namespace kcx::ui {
 

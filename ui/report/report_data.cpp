@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <map>
 
-#include "core/heatmap/heatmap.h"
 #include "core/base/sha256.h"
+#include "core/heatmap/heatmap.h"
 #include "ui/report/report.h"
 #include "ui/report/report_internal.h"
 

@@ -9,10 +9,10 @@
 #include <cmath>
 
 #include "core/heatmap/heatmap.h"
-#include "ui/style/chart_style.h"
-#include "ui/style/colour_map.h"
 #include "ui/heatmap/heatmap_render.h"
 #include "ui/report/report_internal.h"
+#include "ui/style/chart_style.h"
+#include "ui/style/colour_map.h"
 
 namespace kcx::ui {
 

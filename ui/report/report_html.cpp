@@ -6,8 +6,8 @@
 
 #include <algorithm>
 
-#include "ui/report/report_internal.h"
 #include "ui/contract/results_model.h"
+#include "ui/report/report_internal.h"
 #include "ui/style/status_style.h"
 #include "ui/style/value_text.h"
 

@@ -11,9 +11,9 @@
 #include <exception>
 #include <filesystem>
 
+#include "core/base/errors.h"
 #include "core/contract/contract_edit.h"
 #include "core/demo/demo.h"
-#include "core/base/errors.h"
 #include "core/formats/importers.h"
 #include "core/formats/loader.h"
 #include "ui/session/background.h"

@@ -20,8 +20,8 @@
 
 #include "core/contract/contract.h"
 #include "core/evaluate/evaluator.h"
-#include "core/metrics/metrics.h"
 #include "core/formats/run.h"
+#include "core/metrics/metrics.h"
 
 namespace kcx::ui {
 

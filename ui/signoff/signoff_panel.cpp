@@ -16,8 +16,8 @@
 #include <algorithm>
 #include <map>
 
-#include "core/contract/contract.h"
 #include "core/base/sha256.h"
+#include "core/contract/contract.h"
 #include "ui/session/background.h"
 #include "ui/session/session.h"
 #include "ui/signoff/signoff_dialog.h"

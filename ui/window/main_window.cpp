@@ -21,11 +21,11 @@
 #include "ui/contract/contract_panel.h"
 #include "ui/heatmap/heatmap_panel.h"
 #include "ui/heatmap/heatmap_view.h"
-#include "ui/window/panels.h"
 #include "ui/session/background.h"
 #include "ui/session/recovery.h"
 #include "ui/session/session.h"
 #include "ui/signoff/signoff_panel.h"
+#include "ui/window/panels.h"
 
 namespace kcx::ui {
 

@@ -12,11 +12,11 @@
 #include <QTimer>
 #include <QUndoStack>
 
-#include "ui/session/background.h"
-#include "ui/window/main_window.h"
 #include "ui/report/report_action.h"
+#include "ui/session/background.h"
 #include "ui/session/session.h"
 #include "ui/signoff/signoff_panel.h"
+#include "ui/window/main_window.h"
 
 namespace kcx::ui {
 

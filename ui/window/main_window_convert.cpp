@@ -9,8 +9,8 @@
 
 #include "core/formats/run_writer.h"
 #include "ui/session/background.h"
-#include "ui/window/main_window.h"
 #include "ui/session/session.h"
+#include "ui/window/main_window.h"
 
 namespace kcx::ui {
 

@@ -11,9 +11,9 @@
 #include "core/heatmap/heatmap.h"
 #include "ui/discover/discover_panel.h"
 #include "ui/heatmap/heatmap_panel.h"
-#include "ui/window/main_window.h"
 #include "ui/report/report_action.h"
 #include "ui/session/session.h"
+#include "ui/window/main_window.h"
 
 namespace kcx::ui {
 

@@ -7,10 +7,10 @@
 #include <QUndoStack>
 
 #include "core/base/sha256.h"
-#include "ui/window/main_window.h"
 #include "ui/session/recovery.h"
 #include "ui/session/session.h"
 #include "ui/session/threshold_command.h"
+#include "ui/window/main_window.h"
 
 namespace kcx::ui {
 

@@ -9,8 +9,8 @@
 #include <QStatusBar>
 #include <QTimer>
 
-#include "ui/window/main_window.h"
 #include "ui/session/session.h"
+#include "ui/window/main_window.h"
 
 namespace kcx::ui {
 

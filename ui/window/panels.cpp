@@ -2,14 +2,14 @@
 
 #include <QVariant>
 
-#include "ui/contract/bounds_panel.h"
 #include "ui/charts/charts_panel.h"
+#include "ui/contract/bounds_panel.h"
 #include "ui/contract/contract_panel.h"
-#include "ui/window/main_window.h"
 #include "ui/contract/promotion_view.h"
+#include "ui/contract/verdict_banner.h"
 #include "ui/drilldown/sequence_view.h"
 #include "ui/session/session.h"
-#include "ui/contract/verdict_banner.h"
+#include "ui/window/main_window.h"
 
 namespace kcx::ui {
 
