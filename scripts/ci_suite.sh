@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The CI suite: the slow checks that the README's test command leaves out
+# (docs/reliability.md). `.ci/run` runs the README's test command, then this.
+#
+#   sanitizer  the whole regular suite again under AddressSanitizer + UndefinedBehavior-
+#              Sanitizer with leak detection, in build/sanitizer (a unity build at -O1,
+#              no benchmarks, the demo model's two sources plain -O2; tests two at a
+#              time, time limits x6)
+#   fuzz       every libFuzzer target (fuzz/) for KCX_FUZZ_SECONDS (default 60) on its
+#              seeds, two targets at a time, built with clang-14 in build/fuzz
+#
+# Usage: scripts/ci_suite.sh [sanitizer] [fuzz]     (both when none is named)
+# Each step runs even when an earlier one failed; the exit status is 1 when any failed.
+# Prints what each step cost in wall-clock time.
+set -uo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$here"
+steps=("$@"); [ ${#steps[@]} -eq 0 ] && steps=(sanitizer fuzz)
+fuzz_seconds="${KCX_FUZZ_SECONDS:-60}"
+status=0; passed=0; failed=0
+
+stamp() { date +%s; }
+took() { echo "ci_suite: $1 took $(( $(stamp) - $2 )) s"; }
+
+sanitizer() {
+  local dir="$here/build/sanitizer" t0 flags
+  t0=$(stamp)
+  # -O1 keeps the suite's run time reasonable; no recovery, so a UBSan report fails the test.
+  flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -O1 -g1"
+  cmake -S "$here" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-DNDEBUG" \
+    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
+    -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=16 \
+    "-DKCX_HOT_SOURCE_FLAGS=-O2;-fno-sanitize=all" -DKCX_BENCH=OFF -DKCX_TEST_TIMEOUT_SCALE=6 >/dev/null || return 1
+  cmake --build "$dir" || return 1
+  took "sanitizer build" "$t0"
+  t0=$(stamp)
+  (
+    export QT_QPA_PLATFORM=offscreen
+    export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1"
+    export LSAN_OPTIONS="suppressions=$here/tests/lsan.supp:print_suppressions=0"
+    export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+    ctest --test-dir "$dir" --output-on-failure -j2
+  )
+  local rc=$?
+  took "sanitizer suite" "$t0"
+  return $rc
+}
+
+fuzz() {
+  local dir="$here/build/fuzz" t0 cxx
+  t0=$(stamp)
+  cxx=$(command -v clang++-14 || command -v clang++ || true)
+  if [ -z "$cxx" ]; then
+    echo "ci_suite: clang++-14 is not installed (scripts/setup.sh installs it: packaging/debian-packages.txt)" >&2
+    return 1
+  fi
+  cmake -S "$here" -B "$dir" -G Ninja -DKCX_FUZZ=ON -DCMAKE_CXX_COMPILER="$cxx" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=16 >/dev/null || return 1
+  cmake --build "$dir" || return 1
+  took "fuzz build" "$t0"
+  t0=$(stamp)
+  # Two at a time, one per core: each half of the targets in its own runner.
+  bash "$here/fuzz/run.sh" "$dir" "$fuzz_seconds" load_run jsonl contract > "$dir/run-a.log" 2>&1 &
+  local a=$!
+  bash "$here/fuzz/run.sh" "$dir" "$fuzz_seconds" safetensors signoff import > "$dir/run-b.log" 2>&1
+  local rb=$?
+  wait $a
+  local ra=$?
+  cat "$dir/run-a.log" "$dir/run-b.log"
+  took "fuzz runs" "$t0"
+  [ $ra -eq 0 ] && [ $rb -eq 0 ]
+}
+
+for s in "${steps[@]}"; do
+  case "$s" in
+  sanitizer|fuzz)
+    if "$s"; then echo "ci_suite: $s passed"; passed=$((passed + 1))
+    else echo "ci_suite: $s FAILED"; failed=$((failed + 1)); status=1; fi ;;
+  *)
+    echo "usage: $0 [sanitizer] [fuzz]" >&2; exit 2 ;;
+  esac
+done
+# The plain closing line CI reads, for the steps as a whole.
+echo "ci_suite: $passed passed, $failed failed"
+exit $status
