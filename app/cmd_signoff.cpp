@@ -141,16 +141,21 @@ int runSign(const QStringList& args) {
 int runVerify(const QStringList& args) {
     QCommandLineParser p;
     p.setApplicationDescription(
-        "Check a sign-off record: its signature, and where given, that the contract and run still\n"
-        "hash to what was signed, that evaluating them now gives the signed results (needs both),\n"
-        "and that the record was signed with the key in --pub.\n"
-        "Exit codes: 0 verified, 1 something differs (each difference is named), 2 unreadable input.");
+        "Check a sign-off record: its signature; that its key is trusted for its reviewer (--pub,\n"
+        "else the trusted keys of --trusted, KCX_TRUSTED_KEYS or ~/.config/kcx/trusted_keys:\n"
+        "one 'NAME<TAB>PUBLIC-KEY-HEX' a line); that the contract and run still hash to what was\n"
+        "signed; and that evaluating them now gives the signed results.\n"
+        "Exit codes: 0 verified (trusted key, contract and run given and unchanged), 1 something\n"
+        "differs or the key is not the reviewer's trusted one (each named), 2 unreadable input,\n"
+        "3 nothing differs but something could not be checked (an unknown signer, files not given).");
     p.addHelpOption();
     p.addPositionalArgument("SIGNOFF.json", "The record written by kcx sign.");
     const QCommandLineOption contractOpt("contract", "The contract that was signed.", "C");
     const QCommandLineOption runOpt("run", "The run that was signed.", "RUN");
     const QCommandLineOption pubOpt("pub", "The public key the record must be signed with.", "KEY.pub");
-    p.addOptions({contractOpt, runOpt, pubOpt});
+    const QCommandLineOption trustedOpt("trusted", "The trusted signers (instead of KCX_TRUSTED_KEYS or "
+                                                   "~/.config/kcx/trusted_keys).", "FILE");
+    p.addOptions({contractOpt, runOpt, pubOpt, trustedOpt});
     if (auto done = parse(p, args, "verify"))
         return *done;
     if (p.positionalArguments().size() != 1)
@@ -158,11 +163,14 @@ int runVerify(const QStringList& args) {
     const std::string recordPath = p.positionalArguments().first().toStdString();
 
     SignoffRecord r;
+    SignoffNow now;
     std::string pub, contractHash, runHash;
     try {
         r = readSignoff(recordPath);
         if (p.isSet(pubOpt))
             pub = readPublicKey(p.value(pubOpt).toStdString());
+        else
+            now.trust = loadTrust(p.value(trustedOpt).toStdString());
         if (p.isSet(contractOpt))
             contractHash = sha256File(p.value(contractOpt).toStdString());
         if (p.isSet(runOpt))
@@ -173,7 +181,6 @@ int runVerify(const QStringList& args) {
     }
     std::printf("%s: %s, kcx %s, key %s\n", recordPath.c_str(), describeSignoff(r).c_str(), r.kcxVersion.c_str(),
                 r.keyFingerprint.c_str());
-    SignoffNow now;
     if (p.isSet(pubOpt)) {
         now.publicKeyHex = pub;
         now.publicKeyName = qPrintable(p.value(pubOpt));
@@ -199,19 +206,38 @@ int runVerify(const QStringList& args) {
     }
     const SignoffVerification v = verifySignoff(r, now);
     for (const auto& c : v.checks)
-        std::printf("%-8s %s: %s\n", c.ok ? "ok" : "DIFFERS", c.what.c_str(), c.text.c_str());
-    if ((p.isSet(contractOpt) || p.isSet(runOpt)) && !(p.isSet(contractOpt) && p.isSet(runOpt)))
-        std::printf("%-8s results: not re-evaluated (needs both --contract and --run)\n", "-");
-    const std::vector<std::string> differs = v.differing();
-    if (differs.empty()) {
-        std::printf("verified\n");
-        return 0;
+        std::printf("%-8s %s: %s\n", c.ok ? "ok" : c.unchecked ? "UNCHECKED" : "DIFFERS", c.what.c_str(), c.text.c_str());
+    std::vector<std::string> unchecked = v.unchecked();
+    if (!p.isSet(contractOpt)) {
+        std::printf("%-8s contract: not given (--contract)\n", "UNCHECKED");
+        unchecked.push_back("contract");
     }
-    std::string list;
-    for (const auto& d : differs)
-        list += (list.empty() ? "" : ", ") + d;
-    std::printf("NOT VERIFIED: %s differ%s from what was signed\n", list.c_str(), differs.size() == 1 ? "s" : "");
-    return 1;
+    if (!p.isSet(runOpt)) {
+        std::printf("%-8s run: not given (--run)\n", "UNCHECKED");
+        unchecked.push_back("run");
+    }
+    if (!(p.isSet(contractOpt) && p.isSet(runOpt))) {
+        std::printf("%-8s results: not re-evaluated (needs both --contract and --run)\n", "UNCHECKED");
+        unchecked.push_back("results");
+    }
+    auto joined = [](const std::vector<std::string>& names) {
+        std::string list;
+        for (const auto& d : names)
+            list += (list.empty() ? "" : ", ") + d;
+        return list;
+    };
+    const std::vector<std::string> differs = v.differing();
+    if (!differs.empty()) {
+        std::printf("NOT VERIFIED: %s differ%s from what was signed or trusted\n", joined(differs).c_str(),
+                    differs.size() == 1 ? "s" : "");
+        return 1;
+    }
+    if (!unchecked.empty()) {
+        std::printf("NOT VERIFIED: nothing differs, but %s could not be checked\n", joined(unchecked).c_str());
+        return 3;
+    }
+    std::printf("verified\n");
+    return 0;
 }
 
 }  // namespace kcx::app

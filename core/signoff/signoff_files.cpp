@@ -48,6 +48,7 @@ SignoffVerification verifySignoffFiles(const SignoffRecord& r, const std::string
                                        const std::string& runPath, std::shared_ptr<const Run> run,
                                        const Progress& progress) {
     SignoffNow now;
+    now.trust = loadTrust();
     if (!contractPath.empty()) {
         now.contractSha256 = sha256File(contractPath);
         now.contractName = contractPath;

@@ -32,8 +32,9 @@ SignoffRecord signFiles(const SignoffRequest& request, std::shared_ptr<const Run
                         const Progress& progress = {});
 
 // Checks `r` against the contract and run files (either may be empty: not checked) and,
-// when both are given, against the results of evaluating them now at the record's stage.
-// `run` is the run read from runPath. Throws only for an unreadable contract or run file.
+// when both are given, against the results of evaluating them now at the record's stage;
+// the key against the default trusted signers (loadTrust()). `run` is the run read from
+// runPath. Throws for an unreadable contract, run or trusted-keys file.
 SignoffVerification verifySignoffFiles(const SignoffRecord& r, const std::string& contractPath,
                                        const std::string& runPath, std::shared_ptr<const Run> run,
                                        const Progress& progress = {});

@@ -12,9 +12,24 @@ bool SignoffVerification::verified() const {
 std::vector<std::string> SignoffVerification::differing() const {
     std::vector<std::string> out;
     for (const auto& c : checks)
-        if (!c.ok)
+        if (!c.ok && !c.unchecked)
             out.push_back(c.what);
     return out;
+}
+
+std::vector<std::string> SignoffVerification::unchecked() const {
+    std::vector<std::string> out;
+    for (const auto& c : checks)
+        if (c.unchecked)
+            out.push_back(c.what);
+    return out;
+}
+
+bool SignoffVerification::untrustedSigner() const {
+    for (const auto& c : checks)
+        if (c.what == "key" && !c.ok)
+            return true;
+    return false;
 }
 
 std::string SignoffVerification::differingText() const {
@@ -36,6 +51,30 @@ SignoffVerification verifySignoff(const SignoffRecord& r, const SignoffNow& now)
         add(*now.publicKeyHex == r.publicKey, "key", q + " is the key that signed (fingerprint " + r.keyFingerprint + ")",
             q + " (fingerprint " + keyFingerprint(*now.publicKeyHex) + ") is not the key in the record (fingerprint " +
                 r.keyFingerprint + ")");
+    } else if (!now.trust.keys) {
+        v.checks.push_back({"key", false, "not checked: " + now.trust.note, true});
+    } else {
+        const std::string fp = "key " + r.keyFingerprint;
+        switch (keyTrust(*now.trust.keys, r.reviewer, r.publicKey)) {
+        case KeyTrust::Trusted:
+            add(true, "key", fp + " is trusted for \"" + r.reviewer + "\" (" + now.trust.name + ")", "");
+            break;
+        case KeyTrust::OtherKey: {
+            std::string listed;
+            for (const TrustedKey& k : *now.trust.keys)
+                if (k.reviewer == r.reviewer)
+                    listed += (listed.empty() ? "" : ", ") + keyFingerprint(k.publicKeyHex);
+            add(false, "key", "", fp + " is not the trusted key of \"" + r.reviewer + "\" (" + now.trust.name +
+                                      " lists " + listed + ")");
+            break;
+        }
+        case KeyTrust::Unknown:
+            v.checks.push_back({"key", false,
+                                "not checked: " + now.trust.name + " lists no key for \"" + r.reviewer + "\" (" + fp +
+                                    " is not a trusted signer)",
+                                true});
+            break;
+        }
     }
     auto file = [&](const std::optional<std::string>& hash, const std::string& name, const std::string& signedHash,
                     const char* what) {

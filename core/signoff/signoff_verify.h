@@ -9,13 +9,15 @@
 #include <vector>
 
 #include "core/signoff/signoff.h"
+#include "core/signoff/trusted_keys.h"
 
 namespace kcx {
 
 struct SignoffNow {
     // Each optional is "not checked" when empty.
-    std::optional<std::string> publicKeyHex;    // the key the record must be signed with
+    std::optional<std::string> publicKeyHex;    // the key the record must be signed with (--pub)
     std::string publicKeyName;                  // how to name it, e.g. "alice.pub"
+    TrustSource trust;                          // without --pub: the trusted signers (SPEC 6.4)
     std::optional<std::string> contractSha256;  // of the contract file now
     std::string contractName;                   // e.g. its path
     std::optional<std::string> runSha256;       // of the run file now
@@ -28,17 +30,27 @@ struct SignoffNow {
 struct SignoffCheck {
     std::string what;   // "record", "key", "contract", "run", "results"
     bool ok = false;
-    std::string text;   // one line: why it matches, or exactly what differs
+    std::string text;   // one line: why it matches, exactly what differs, or why it was not checked
+    bool unchecked = false;   // (ok is false) it could not be checked: neither matches nor differs
 };
 
 struct SignoffVerification {
     std::vector<SignoffCheck> checks;   // record first, then key, contract, run, results
+    // Every check made and passed, none left unchecked.
     bool verified() const;
-    // The names of the checks that failed, in order ("contract, run").
+    // The names of the checks that failed, in order ("contract, run"); not the unchecked.
     std::vector<std::string> differing() const;
+    // The names of the checks that could not be made ("key").
+    std::vector<std::string> unchecked() const;
+    // The key check failed or could not be made: the signer is not a trusted one.
+    bool untrustedSigner() const;
     std::string differingText() const;   // "contract, run" or empty
 };
 
+// Always checks the record's signature and its key: against now.publicKeyHex when set,
+// else against now.trust (listed under the record's reviewer: ok; the reviewer listed with
+// other keys: differs; not listed, or no list: unchecked). The files and results only where
+// given.
 SignoffVerification verifySignoff(const SignoffRecord& r, const SignoffNow& now);
 
 // "alice approved at 2026-12-02T10:00:00Z (verdict fail, action at offline_ci: block_promotion)"

@@ -47,6 +47,10 @@ fi
 
 # A sign-off record beside the contract: verified; stale once the contract changes.
 check keygen 0 "$kcx" keygen --out alice.key
+# Only a trusted signer's record is "verified" (SPEC 6.4): Alice's key is listed.
+export HOME="$work/home" KCX_TRUSTED_KEYS="$work/trusted_keys"
+printf 'Alice\t%s\n' "$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["public_key"])' alice.key.pub)" \
+  >"$KCX_TRUSTED_KEYS"
 check sign 0 "$kcx" sign --contract contract.yaml --run run.jsonl --key alice.key --reviewer "Alice" \
   --decision approve --out contract.signoff.json
 check signed 0 "$kcx" report --contract contract.yaml --run run.jsonl --out signed.html
@@ -61,6 +65,12 @@ mkdir -p records; cp contract.signoff.json records/alice.json
 check given 0 "$kcx" report --contract contract.yaml --run run.jsonl --out given.html --signoff records/alice.json \
   --signoff contract.signoff.json
 [ "$(grep -o '<b>verified</b>' given.html | wc -l)" = 2 ] && ok || bad "given.html: expected 2 verified records"
+# Mallory's key under Alice's name: a valid signature, and an untrusted signer.
+check keygen-mallory 0 "$kcx" keygen --out mallory.key
+check sign-forged 0 "$kcx" sign --contract contract.yaml --run run.jsonl --key mallory.key --reviewer "Alice" \
+  --decision approve --out records/forged.json
+check forged 0 "$kcx" report --contract contract.yaml --run run.jsonl --out forged.html --signoff records/forged.json
+contains forged forged.html "<b>untrusted signer</b>"
 
 # Input and usage errors: exit 2, naming the file.
 check ext 2 "$kcx" report --contract contract.yaml --run run.jsonl --out report.txt

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `kcx keygen`, `kcx sign`, `kcx verify` end to end (SPEC 6.4, docs/signoff.md) on the demo:
-# key file modes, the private key never printed, and what verify names when something differs.
+# key file modes, the private key never printed, what verify names when something differs,
+# and trusted signers (SPEC 6.4 v1.1): exit 0 only for a trusted key with both files given.
 # Usage: cli_signoff_test.sh KCX WORKDIR
 set -u
 kcx="$1"; work="$2"
@@ -22,6 +23,10 @@ lacks() {  # lacks NAME FILE TEXT
   if grep -qF -- "$3" "$2"; then bad "$1: '$3' in $2"; else ok; fi
 }
 : >all.txt
+# Trusted signers come from KCX_TRUSTED_KEYS or ~/.config/kcx/trusted_keys: keep both here.
+export HOME="$work/home"; mkdir -p "$HOME"
+export KCX_TRUSTED_KEYS="$work/trusted_keys"
+pubhex() { $py -c 'import json,sys; print(json.load(open(sys.argv[1]))["public_key"])' "$1"; }
 
 # ---------------------------------------------------------------------------------------
 # keygen: KEY private with mode 0600, KEY.pub public; never replaces a file.
@@ -59,17 +64,57 @@ assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", r["time"]), r["time"]
 assert r["key_fingerprint"] == hashlib.sha256(bytes.fromhex(r["public_key"])).hexdigest()[:16]
 assert len(r["signature"]) == 128 and r["stage"] == "offline_ci"
 PY
-check verify 0 "$kcx" verify signoff.json
-contains verify out.txt "Alice Example approved at"
+# A valid signature alone proves nothing: no trusted key and no files is 3, saying what.
+check verify-nothing-trusted 2 "$kcx" verify signoff.json
+contains verify-nothing-trusted err.txt "trusted_keys: cannot open the trusted keys file"
+unset KCX_TRUSTED_KEYS   # the default file, ~/.config/kcx/trusted_keys, may be missing
+check verify-no-trust 3 "$kcx" verify signoff.json --contract contract.yaml --run run.jsonl
+contains verify-no-trust out.txt "Alice Example approved at"
+contains verify-no-trust out.txt "UNCHECKED key: not checked: no trusted keys: $HOME/.config/kcx/trusted_keys does not exist"
+contains verify-no-trust out.txt "ok       results: evaluating now gives the signed results"
+contains verify-no-trust out.txt "NOT VERIFIED: nothing differs, but key could not be checked"
+[ "$(tail -n 1 out.txt)" != verified ] && ok || bad "verify-no-trust: printed verified"
+mkdir -p "$HOME/.config/kcx"
+printf '# reviewers\nAlice Example\t%s\n' "$(pubhex alice.key.pub)" >"$HOME/.config/kcx/trusted_keys"
+check verify 0 "$kcx" verify signoff.json --contract contract.yaml --run run.jsonl
+contains verify out.txt "ok       key: key "
+contains verify out.txt "is trusted for \"Alice Example\" ($HOME/.config/kcx/trusted_keys)"
 contains verify out.txt "verified"
+check verify-no-files 3 "$kcx" verify signoff.json
+contains verify-no-files out.txt "UNCHECKED contract: not given (--contract)"
+contains verify-no-files out.txt "NOT VERIFIED: nothing differs, but contract, run, results could not be checked"
+export KCX_TRUSTED_KEYS="$work/trusted_keys"
+cp "$HOME/.config/kcx/trusted_keys" "$KCX_TRUSTED_KEYS"
 check verify-all 0 "$kcx" verify signoff.json --contract contract.yaml --run run.jsonl --pub alice.key.pub
 contains verify-all out.txt "results: evaluating now gives the signed results"
 contains verify-all out.txt "verified"
 check sign-stage 0 "$kcx" sign --contract contract.yaml --run run.jsonl --key alice.key --reviewer Bob \
   --decision reject --stage full --out full.json
-check verify-stage 0 "$kcx" verify full.json --contract contract.yaml --run run.jsonl
+# Bob is nobody's trusted signer, whatever key signed.
+check verify-stage 3 "$kcx" verify full.json --contract contract.yaml --run run.jsonl
 contains verify-stage out.txt "Bob rejected at"
 contains verify-stage out.txt "action at full:"
+contains verify-stage out.txt "lists no key for \"Bob\""
+check verify-stage-pub 0 "$kcx" verify full.json --contract contract.yaml --run run.jsonl --pub alice.key.pub
+# Mallory signs as Alice with her own key: a valid signature, by the wrong key (exit 1).
+check sign-as-alice 0 "$kcx" sign --contract contract.yaml --run run.jsonl --key mallory.key \
+  --reviewer "Alice Example" --decision approve --out forged.json
+check forged 1 "$kcx" verify forged.json --contract contract.yaml --run run.jsonl
+contains forged out.txt "ok       record: the signature is valid"
+contains forged out.txt "DIFFERS  key: key "
+contains forged out.txt "is not the trusted key of \"Alice Example\""
+contains forged out.txt "NOT VERIFIED: key differs"
+# --trusted names another file; a missing or malformed one is unreadable input (2).
+printf 'Alice Example\t%s\n' "$(pubhex mallory.key.pub)" >mallory_trusts
+check forged-trusted 0 "$kcx" verify forged.json --contract contract.yaml --run run.jsonl --trusted mallory_trusts
+check trusted-missing 2 "$kcx" verify signoff.json --trusted nothing.txt
+contains trusted-missing err.txt "nothing.txt: cannot open the trusted keys file"
+printf '# ok\nAlice Example %s\n' "$(pubhex alice.key.pub)" >spaces_not_tab
+check trusted-no-tab 2 "$kcx" verify signoff.json --trusted spaces_not_tab
+contains trusted-no-tab err.txt "spaces_not_tab:2: expected the reviewer's name, a tab"
+printf 'Alice Example\tABCD\n' >short_key
+check trusted-short-key 2 "$kcx" verify signoff.json --trusted short_key
+contains trusted-short-key err.txt "short_key:1: the public key must be 64 lower-case hex digits"
 check sign-bad-decision 2 "$kcx" sign --contract contract.yaml --run run.jsonl --key alice.key --reviewer Bob \
   --decision maybe --out x.json
 check sign-pub-as-key 2 "$kcx" sign --contract contract.yaml --run run.jsonl --key alice.key.pub --reviewer Bob \

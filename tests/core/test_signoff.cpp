@@ -17,6 +17,7 @@
 #include "core/formats/loader.h"
 #include "core/signoff/signoff.h"
 #include "core/signoff/signoff_files.h"
+#include "core/signoff/trusted_keys.h"
 
 using namespace kcx;
 using nlohmann::json;
@@ -57,7 +58,7 @@ void spit(const std::string& path, const std::string& text) { std::ofstream(path
 class TestSignoff : public QObject {
     Q_OBJECT
     QTemporaryDir dir_;
-    std::string key_, otherKey_;
+    std::string key_, otherKey_, trusted_;
 
     std::string path(const char* name) const { return dir_.filePath(name).toStdString(); }
 
@@ -85,6 +86,10 @@ private slots:
         otherKey_ = path("other");
         generateKeyPair(key_);
         generateKeyPair(otherKey_);
+        // verifySignoffFiles trusts the signers of KCX_TRUSTED_KEYS (SPEC 6.4): Ada's key only.
+        trusted_ = path("trusted_keys");
+        spit(trusted_, "# test signers\nAda\t" + readPublicKey(key_ + ".pub") + "\n");
+        qputenv("KCX_TRUSTED_KEYS", QByteArray::fromStdString(trusted_));
     }
 
     void canonical_data() {
@@ -206,7 +211,9 @@ private slots:
         QCOMPARE(r.contractSha256, sha256Hex(contractText));
         auto v = verifySignoffFiles(r, contractPath, runPath, run);
         QVERIFY2(v.verified(), v.differingText().c_str());
-        QCOMPARE(v.checks.size(), size_t(4));   // record, contract, run, results
+        QCOMPARE(v.checks.size(), size_t(5));   // record, key, contract, run, results
+        QCOMPARE(v.checks[1].what, std::string("key"));
+        QVERIFY(v.checks[1].ok);
 
         // A threshold edited in the contract: the file and the results both differ.
         std::string edited = contractText;
@@ -232,6 +239,116 @@ private slots:
         v = verifySignoffFiles(other, contractPath, runPath, run);
         QCOMPARE(v.differingText(), std::string("record, run, results"));
         QVERIFY(v.checks.back().text.find("nowhere") != std::string::npos);
+    }
+
+    // SPEC 6.4 v1.1: a key counts only when listed under the record's reviewer. Listed:
+    // verified; the reviewer listed with another key: the key differs; not listed, or no
+    // list at all: not checked, so never verified; --pub decides alone when given.
+    void trustedSigners() {
+        SignoffRecord r = signedRecord();   // signed with key_ by "Ada Lovelace"
+        const std::string ada = readPublicKey(key_ + ".pub"), other = readPublicKey(otherKey_ + ".pub");
+        auto keyCheck = [](const SignoffVerification& v) {
+            for (const auto& c : v.checks)
+                if (c.what == "key")
+                    return c;
+            return SignoffCheck{};
+        };
+        SignoffNow now;
+        now.trust.keys = std::vector<TrustedKey>{{"Bob", other, 1}, {"Ada Lovelace", ada, 2}};
+        now.trust.name = "trusted_keys";
+        SignoffVerification v = verifySignoff(r, now);
+        QVERIFY(v.verified());
+        QVERIFY(keyCheck(v).text.find("trusted for \"Ada Lovelace\" (trusted_keys)") != std::string::npos);
+
+        now.trust.keys = std::vector<TrustedKey>{{"Ada Lovelace", other, 1}};
+        v = verifySignoff(r, now);
+        QVERIFY(!v.verified() && v.untrustedSigner());
+        QCOMPARE(v.differingText(), std::string("key"));
+        QVERIFY2(keyCheck(v).text.find("is not the trusted key of \"Ada Lovelace\" (trusted_keys lists " +
+                                       keyFingerprint(other) + ")") != std::string::npos,
+                 keyCheck(v).text.c_str());
+
+        now.trust.keys = std::vector<TrustedKey>{{"Bob", ada, 1}};   // Ada's key, but under Bob
+        v = verifySignoff(r, now);
+        QVERIFY(!v.verified() && v.untrustedSigner());
+        QVERIFY(v.differing().empty());
+        QCOMPARE(v.unchecked(), std::vector<std::string>{"key"});
+        QVERIFY(keyCheck(v).unchecked);
+
+        v = verifySignoff(r, SignoffNow{});   // no list at all
+        QVERIFY(!v.verified() && v.untrustedSigner() && v.differing().empty());
+
+        now.publicKeyHex = ada;   // --pub decides, whatever the list says
+        now.publicKeyName = "ada.pub";
+        QVERIFY(verifySignoff(r, now).verified());
+        now.publicKeyHex = other;
+        QCOMPARE(verifySignoff(r, now).differingText(), std::string("key"));
+    }
+
+    // The trusted-keys file: comments and blank lines ignored, every bad line named by file
+    // and line; keyTrust by name and key; addTrustedKey keeps what is there.
+    void trustedKeysFile() {
+        const std::string ada = readPublicKey(key_ + ".pub"), other = readPublicKey(otherKey_ + ".pub");
+        const std::string f = path("keys.txt");
+        spit(f, "# who\n\n  Ada Lovelace\t" + ada + "  # since 2026\nBob\t" + other + "\r\n");
+        const auto keys = readTrustedKeys(f);
+        QCOMPARE(keys.size(), size_t(2));
+        QCOMPARE(keys[0].reviewer, std::string("Ada Lovelace"));
+        QCOMPARE(keys[0].publicKeyHex, ada);
+        QCOMPARE(keys[0].line, 3);
+        QCOMPARE(keys[1].publicKeyHex, other);
+        QVERIFY(keyTrust(keys, "Ada Lovelace", ada) == KeyTrust::Trusted);
+        QVERIFY(keyTrust(keys, "Ada Lovelace", other) == KeyTrust::OtherKey);
+        QVERIFY(keyTrust(keys, "Ada", ada) == KeyTrust::Unknown);   // names match whole
+
+        auto errorOf = [&](const std::string& text) {
+            spit(f, text);
+            try {
+                readTrustedKeys(f);
+            } catch (const SignoffError& e) {
+                return std::string(e.what());
+            }
+            return std::string("(no error)");
+        };
+        QCOMPARE(errorOf("# ok\nAda " + ada + "\n"),
+                 f + ":2: expected the reviewer's name, a tab, and the 64-hex-digit public key");
+        QCOMPARE(errorOf("\t" + ada + "\n"), f + ":1: the reviewer's name is empty");
+        std::string upper = ada;
+        upper[0] = 'A';
+        upper[1] = 'B';
+        QCOMPARE(errorOf("Ada\t" + upper + "\n"),
+                 f + ":1: the public key must be 64 lower-case hex digits (the public_key of a KEY.pub)");
+        QCOMPARE(errorOf("Ada\t" + ada + "00\n"),
+                 f + ":1: the public key must be 64 lower-case hex digits (the public_key of a KEY.pub)");
+        QVERIFY_THROWS_EXCEPTION(SignoffError, readTrustedKeys(path("no-such-file")));
+        QVERIFY_THROWS_EXCEPTION(SignoffError, readTrustedKeys(path("")));   // a folder
+
+        const std::string added = path("cfg/kcx/trusted_keys");
+        addTrustedKey(added, "Ada", ada);
+        addTrustedKey(added, "Bob", other);
+        const auto back = readTrustedKeys(added);
+        QCOMPARE(back.size(), size_t(2));
+        QVERIFY(keyTrust(back, "Ada", ada) == KeyTrust::Trusted && keyTrust(back, "Bob", other) == KeyTrust::Trusted);
+        QVERIFY_THROWS_EXCEPTION(SignoffError, addTrustedKey(added, "Eve\tMallory", ada));
+        QVERIFY_THROWS_EXCEPTION(SignoffError, addTrustedKey(added, "Eve\nBob", ada));
+        QVERIFY_THROWS_EXCEPTION(SignoffError, addTrustedKey(added, "Eve", "abc"));
+        QCOMPARE(readTrustedKeys(added).size(), size_t(2));   // nothing half-added
+
+        // loadTrust: a named file must exist; the default one may be missing.
+        QVERIFY_THROWS_EXCEPTION(SignoffError, loadTrust(path("missing")));
+        QVERIFY(loadTrust(added).keys->size() == 2);
+        const QByteArray env = qgetenv("KCX_TRUSTED_KEYS"), home = qgetenv("HOME");
+        qunsetenv("KCX_TRUSTED_KEYS");
+        qputenv("HOME", QByteArray::fromStdString(path("nohome")));
+        TrustSource none = loadTrust();
+        QVERIFY(!none.keys);
+        QVERIFY2(none.note.find(path("nohome") + "/.config/kcx/trusted_keys does not exist") != std::string::npos,
+                 none.note.c_str());
+        qputenv("HOME", QByteArray::fromStdString(path("cfg/..")));
+        QCOMPARE(defaultTrustedKeysPath(), path("cfg/..") + "/.config/kcx/trusted_keys");
+        qputenv("HOME", home);
+        qputenv("KCX_TRUSTED_KEYS", env);
+        QCOMPARE(defaultTrustedKeysPath(), trusted_);
     }
 
     // A run kept as a directory is hashed by its listing: NAME\0SHA256\n per file, sorted.

@@ -6,9 +6,11 @@
 #include <QFile>
 #include <QLineEdit>
 #include <QPlainTextEdit>
+#include <QPushButton>
 #include <QRadioButton>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QCheckBox>
 #include <QtTest/QTest>
 
 #include <fstream>
@@ -16,6 +18,7 @@
 #include "core/demo/demo.h"
 #include "core/signoff/signoff.h"
 #include "core/signoff/signoff_files.h"
+#include "core/signoff/trusted_keys.h"
 #include "ui/session/session.h"
 #include "ui/signoff/signoff_dialog.h"
 #include "ui/signoff/signoff_model.h"
@@ -35,7 +38,7 @@ void spit(const QString& path, const std::string& text) { std::ofstream(path.toS
 class TestSignoffUi : public QObject {
     Q_OBJECT
     QTemporaryDir dir_;
-    QString runPath_, contractPath_, key_;
+    QString runPath_, contractPath_, key_, trusted_;
     std::string contractText_;
 
     QString path(const char* name) const { return dir_.filePath(QString::fromLatin1(name)); }
@@ -63,6 +66,10 @@ private slots:
         spit(contractPath_, contractText_);
         key_ = path("alice.key");
         generateKeyPair(key_.toStdString());
+        // The trusted signers (SPEC 6.4): Alice's key under "Alice", nobody else.
+        trusted_ = path("trusted_keys");
+        qputenv("KCX_TRUSTED_KEYS", trusted_.toUtf8());
+        addTrustedKey(trusted_.toStdString(), "Alice", readPublicKey(key_.toStdString() + ".pub"));
     }
 
     void modelIsSound() {
@@ -84,6 +91,11 @@ private slots:
         QCOMPARE(model.index(1, SignoffModel::StatusColumn).data().toString(), QString("not checked"));
         QVERIFY(model.index(1, 0).data(Qt::ToolTipRole).toString().contains("gate.yaml: cannot read"));
         QVERIFY(!model.updateEntry(SignoffEntry{}));
+        // Text from a file is shown, not rendered: markup in it arrives escaped.
+        checking.error = "gate.<b>x</b>.yaml: cannot read<!--";
+        QVERIFY(model.updateEntry(checking));
+        const QString tip = model.index(1, 0).data(Qt::ToolTipRole).toString();
+        QVERIFY2(tip.contains("gate.&lt;b&gt;x&lt;/b&gt;.yaml: cannot read&lt;!--") && !tip.contains("<b>x"), qPrintable(tip));
     }
 
     void dialogNeedsReviewerDecisionAndKey() {
@@ -126,9 +138,61 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(loaded.size(), 1, 120000);
         SignoffPanel panel(&session);
         QVERIFY(panel.cannotSignReason().contains("kcx demo --out"));
+        QVERIFY(panel.cannotSignRunReason().contains("kcx demo --out"));
+        auto* signButton = [&]() -> QPushButton* {
+            for (auto* b : panel.findChildren<QPushButton*>())
+                if (b->text() == QStringLiteral("Sign &Off…"))
+                    return b;
+            return nullptr;
+        }();
+        QVERIFY(signButton && !signButton->isEnabled());
+        QVERIFY(signButton->toolTip().contains("kcx demo --out"));
+        // Refused before anything else is asked: the contract is not saved first (issue 15:
+        // a Save As used to come first, and then the refusal).
+        int saves = 0;
+        panel.setBeforeSigning([&] {
+            ++saves;
+            return true;
+        });
         QSignalSpy failed(&panel, &SignoffPanel::signingFailed);
         panel.signOff();
         QCOMPARE(failed.size(), 1);
+        QCOMPARE(saves, 0);
+        QVERIFY(failed.front().front().toString().contains("kcx demo --out"));
+    }
+
+    // Approving a failing contract needs a comment that says why and an explicit
+    // confirmation; rejecting it, or approving a passing one, needs neither.
+    void approvingAFailureNeedsReasonAndConfirmation() {
+        SignoffDialog d(contractPath_, runPath_, {"offline_ci"}, "verdict fail", nullptr);
+        d.reviewerEdit()->setText("Alice");
+        d.keyEdit()->setText(key_);
+        d.outEdit()->setText(path("gate.failing.signoff.json"));
+        d.setFailing(true);
+        d.rejectButton()->setChecked(true);
+        QCOMPARE(d.problem(), QString());
+        QVERIFY(d.confirmFailingBox()->isHidden());
+        d.approveButton()->setChecked(true);
+        QVERIFY2(d.problem().contains("say in the comment why"), qPrintable(d.problem()));
+        QVERIFY(!d.confirmFailingBox()->isHidden());
+        d.commentEdit()->setPlainText("   ");
+        QVERIFY(d.problem().contains("say in the comment why"));
+        d.commentEdit()->setPlainText("fp8 tail accepted for canary; N1 re-checked by hand");
+        QVERIFY(d.problem().contains("confirm that you approve"));
+        d.accept();
+        QVERIFY(d.result() != int(QDialog::Accepted));
+        d.confirmFailingBox()->setChecked(true);
+        QCOMPARE(d.problem(), QString());
+        d.accept();
+        QCOMPARE(d.result(), int(QDialog::Accepted));
+        QCOMPARE(d.request().decision, std::string("approve"));
+
+        SignoffDialog passing(contractPath_, runPath_, {"offline_ci"}, "verdict pass", nullptr);
+        passing.reviewerEdit()->setText("Alice");
+        passing.keyEdit()->setText(key_);
+        passing.outEdit()->setText(path("gate.passing.signoff.json"));
+        passing.approveButton()->setChecked(true);
+        QCOMPARE(passing.problem(), QString());
     }
 
     // Sign, then change each bound thing on disk and watch the status say what changed.
@@ -150,7 +214,7 @@ private slots:
         QCOMPARE(panel.model()->rowCount(), 1);
         QCOMPARE(only(panel).path, out);
         QCOMPARE(signoffState(only(panel)), SignoffState::Verified);
-        QCOMPARE(only(panel).verification->checks.size(), size_t(4));   // record, contract, run, results
+        QCOMPARE(only(panel).verification->checks.size(), size_t(5));   // record, key, contract, run, results
         // What kcx sign would have written: the same evaluation of the same files.
         const SignoffRecord written = readSignoff(out.toStdString());
         QVERIFY(signatureValid(written));
@@ -210,6 +274,94 @@ private slots:
             QVERIFY(panel.grab().save(shot));
         }
         QFile::remove(junk);
+    }
+
+    // SPEC 6.4 v1.1 in the window: a record by a key that is not listed for its reviewer
+    // is "untrusted signer", never verified, even with every file unchanged; Trust Signer
+    // lists the key (no dialog under KCX_NO_DIALOGS) and the record verifies.
+    void untrustedSignerUntilTrusted() {
+        Session session;
+        openFiles(session);
+        SignoffPanel panel(&session);
+        QTRY_VERIFY(!panel.busy());
+        const QString bobKey = path("bob.key");
+        generateKeyPair(bobKey.toStdString());
+        QSignalSpy signedOff(&panel, &SignoffPanel::signedOff);
+        SignoffRequest req{contractPath_.toStdString(), runPath_.toStdString(), "Bob", "approve", "ok", ""};
+        const QString out = QString::fromStdString(newSignoffPath(contractPath_.toStdString(), "Bob"));
+        panel.signWith(req, bobKey, out);
+        QTRY_COMPARE_WITH_TIMEOUT(signedOff.size(), 1, 120000);
+        auto entry = [&]() -> const SignoffEntry& { return panel.model()->entries()[size_t(panel.model()->rowOf(out))]; };
+        QTRY_VERIFY_WITH_TIMEOUT(panel.model()->rowOf(out) >= 0 && signoffState(entry()) != SignoffState::Checking, 120000);
+        QCOMPARE(signoffState(entry()), SignoffState::Untrusted);
+        QCOMPARE(signoffStatusText(entry()), QString("untrusted signer"));
+        QVERIFY(entry().verification->differing().empty());   // every file matches
+        QVERIFY2(signoffDetailText(entry()).contains("lists no key for \"Bob\""), qPrintable(signoffDetailText(entry())));
+
+        // Bob signs as Alice: Alice is listed, with another key.
+        const QString forged = path("gate.forged.signoff.json");
+        SignoffRequest asAlice{contractPath_.toStdString(), runPath_.toStdString(), "Alice", "approve", "ok", ""};
+        panel.signWith(asAlice, bobKey, forged);
+        QTRY_COMPARE_WITH_TIMEOUT(signedOff.size(), 2, 120000);
+        QTRY_VERIFY_WITH_TIMEOUT(!panel.busy() && panel.model()->rowOf(forged) >= 0, 120000);
+        const SignoffEntry& f = panel.model()->entries()[size_t(panel.model()->rowOf(forged))];
+        QCOMPARE(signoffState(f), SignoffState::Untrusted);
+        QVERIFY(signoffDetailText(f).contains("is not the trusted key of \"Alice\""));
+        QFile::remove(forged);
+
+        QVERIFY(panel.trustSigner(out).isEmpty());
+        QVERIFY(readTrustedKeys(trusted_.toStdString()).size() == 2);
+        QTRY_VERIFY_WITH_TIMEOUT(!panel.busy() && panel.model()->rowOf(out) >= 0 &&
+                                     signoffState(entry()) == SignoffState::Verified, 120000);
+        QFile::remove(out);
+    }
+
+    // Issue 15: what the window shows is never "verified" when it differs from what was
+    // signed. An unsaved edit marks the record "edited since signed"; a save rechecks every
+    // record at once, with no Re-check: the changed threshold saved is stale, the signed
+    // value saved back (the file is then byte for byte what was signed) verified again.
+    void savingTheContractRechecksRecords() {
+        Session session;
+        openFiles(session);
+        SignoffPanel panel(&session);
+        QTRY_VERIFY(!panel.busy());
+        QSignalSpy signedOff(&panel, &SignoffPanel::signedOff);
+        SignoffRequest req{contractPath_.toStdString(), runPath_.toStdString(), "Alice", "approve", "ok", ""};
+        const QString out = QString::fromStdString(newSignoffPath(contractPath_.toStdString(), "Alice-save"));
+        panel.signWith(req, key_, out);
+        QTRY_COMPARE_WITH_TIMEOUT(signedOff.size(), 1, 120000);
+        const int row = panel.model()->rowOf(out);
+        QVERIFY(row >= 0);
+        auto state = [&] { return signoffState(panel.model()->entries()[size_t(panel.model()->rowOf(out))]); };
+        QTRY_COMPARE_WITH_TIMEOUT(state(), SignoffState::Verified, 120000);
+
+        const double signedMax = *session.threshold("N1", "max");
+        QCOMPARE(signedMax, 0.3);   // resources/contracts/demo.yaml
+        QSignalSpy saved(&session, &Session::contractSaved);
+        // An unsaved edit: the files still match the record, but the window shows a
+        // contract that was not signed.
+        auto status = [&] {
+            return panel.model()->index(panel.model()->rowOf(out), SignoffModel::StatusColumn).data().toString();
+        };
+        session.setThreshold("N1", "max", 0.5);
+        QCOMPARE(state(), SignoffState::Stale);
+        QCOMPARE(status(), QString("stale: edited since signed"));
+        QVERIFY(panel.model()->index(panel.model()->rowOf(out), 0).data(Qt::ToolTipRole).toString().contains("unsaved edits") ||
+                signoffDetailText(panel.model()->entries()[size_t(panel.model()->rowOf(out))]).contains("unsaved edits"));
+        session.setThreshold("N1", "max", signedMax);   // back to the file: verified again
+        QCOMPARE(state(), SignoffState::Verified);
+        session.setThreshold("N1", "max", 0.5);
+        QVERIFY(session.saveContract().isEmpty());
+        QCOMPARE(saved.size(), 1);
+        QVERIFY(slurp(contractPath_) != contractText_);
+        QTRY_COMPARE_WITH_TIMEOUT(state(), SignoffState::Stale, 60000);
+        QCOMPARE(status(), QString("stale: contract, results changed"));
+
+        session.setThreshold("N1", "max", signedMax);
+        QVERIFY(session.saveContract().isEmpty());
+        QCOMPARE(slurp(contractPath_), contractText_);
+        QTRY_COMPARE_WITH_TIMEOUT(state(), SignoffState::Verified, 60000);
+        QFile::remove(out);
     }
 };
 

@@ -17,7 +17,15 @@ std::string ReportSignoff::statusText() const {
         return "unreadable";
     if (verification.verified())
         return "verified";
-    return "stale: " + verification.differingText() + (verification.differing().size() == 1 ? " differs" : " differ");
+    if (verification.untrustedSigner()) {
+        std::string also;
+        for (const auto& d : verification.differing())
+            if (d != "key")
+                also += (also.empty() ? "; " : ", ") + d;
+        return "untrusted signer" + (also.empty() ? std::string() : also + " changed");
+    }
+    std::string text = verification.differingText();
+    return "stale: " + text + (verification.differing().size() == 1 ? " differs" : " differ");
 }
 
 std::string reportMetric(const Contract& contract) {
@@ -75,6 +83,11 @@ std::vector<ReportSignoff> verifySignoffs(const ReportInput& in, const std::shar
         }
         const SignoffRecord& r = *s.record;
         SignoffNow now;
+        try {
+            now.trust = loadTrust();   // a record by an unknown key is not "verified" in the report either
+        } catch (const std::exception& e) {
+            now.trust.note = e.what();
+        }
         now.contractSha256 = contractSha;
         now.contractName = in.contractPath.empty() ? std::string("the contract") : in.contractPath;
         if (!runSha.empty()) {

@@ -341,6 +341,7 @@ QString Session::saveContract(const QString& path) {
     contractText_ = text;
     contractPath_ = target;
     contractName_ = target;
+    emit contractSaved(target);
     return {};
 }
 

@@ -94,6 +94,9 @@ signals:
     void runLoaded();
     void loadFailed(const QString& message);
     void contractChanged();
+    // The contract's text was written to `path` (saveContract): what is on disk changed,
+    // so whatever was checked against the file (sign-off records) must be checked again.
+    void contractSaved(const QString& path);
     void contractFailed(const QString& message);
     void evaluationStarted(quint64 generation);
     void evaluated(const kcx::ui::EvaluationSnapshot& snapshot);

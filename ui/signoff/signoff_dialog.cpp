@@ -1,6 +1,7 @@
 #include "ui/signoff/signoff_dialog.h"
 
 #include <QButtonGroup>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QDir>
@@ -71,7 +72,10 @@ SignoffDialog::SignoffDialog(const QString& contractPath, const QString& runPath
     auto* newKey = new QPushButton(tr("New Key…"));
     out_ = new QLineEdit(QString::fromStdString(newSignoffPath(contractPath.toStdString(), reviewer_->text().toStdString())));
     auto* browseOut = new QPushButton(tr("Browse…"));
+    confirmFailing_ = new QCheckBox(tr("I approve although the contract fails here; my comment says why"));
+    confirmFailing_->setVisible(false);
     problem_ = new QLabel;
+    problem_->setTextFormat(Qt::PlainText);
     problem_->setWordWrap(true);
     problem_->setStyleSheet(QStringLiteral("color: #b00020"));
 
@@ -79,6 +83,7 @@ SignoffDialog::SignoffDialog(const QString& contractPath, const QString& runPath
     form->addRow(tr("Re&viewer:"), reviewer_);
     form->addRow(tr("Decision:"), decisionRow);
     form->addRow(tr("&Comment:"), comment_);
+    form->addRow(QString(), confirmFailing_);
     form->addRow(tr("S&tage:"), stage_);
     form->addRow(tr("&Key:"), withButtons(key_, {browseKey, newKey}));
     form->addRow(tr("&Record:"), withButtons(out_, {browseOut}));
@@ -94,6 +99,8 @@ SignoffDialog::SignoffDialog(const QString& contractPath, const QString& runPath
     connect(key_, &QLineEdit::textChanged, this, &SignoffDialog::updateState);
     connect(out_, &QLineEdit::textChanged, this, &SignoffDialog::updateState);
     connect(decision_, &QButtonGroup::buttonToggled, this, &SignoffDialog::updateState);
+    connect(comment_, &QPlainTextEdit::textChanged, this, &SignoffDialog::updateState);
+    connect(confirmFailing_, &QCheckBox::toggled, this, &SignoffDialog::updateState);
 
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(intro);
@@ -118,11 +125,22 @@ SignoffRequest SignoffDialog::request() const {
 QString SignoffDialog::keyPath() const { return key_->text().trimmed(); }
 QString SignoffDialog::outPath() const { return out_->text().trimmed(); }
 
+void SignoffDialog::setFailing(bool failing) {
+    failing_ = failing;
+    updateState();
+}
+
 QString SignoffDialog::problem() const {
     if (reviewer_->text().trimmed().isEmpty())
         return tr("Enter the reviewer's name.");
     if (!approve_->isChecked() && !reject_->isChecked())
         return tr("Choose approve or reject.");
+    if (failing_ && approve_->isChecked()) {
+        if (comment_->toPlainText().trimmed().isEmpty())
+            return tr("The contract fails: to approve anyway, say in the comment why the failure is acceptable.");
+        if (!confirmFailing_->isChecked())
+            return tr("The contract fails: confirm that you approve it anyway.");
+    }
     if (keyPath().isEmpty())
         return tr("Choose your private key, or make one with New Key….");
     if (!QFileInfo(keyPath()).isFile())
@@ -136,6 +154,7 @@ QString SignoffDialog::problem() const {
 }
 
 void SignoffDialog::updateState() {
+    confirmFailing_->setVisible(failing_ && approve_->isChecked());
     const QString p = problem();
     problem_->setText(p);
     if (sign_)

@@ -8,6 +8,7 @@
 #include "core/signoff/signoff_files.h"
 
 class QButtonGroup;
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QLineEdit;
@@ -35,6 +36,10 @@ public:
     QComboBox* stageBox() const { return stage_; }
     QLineEdit* keyEdit() const { return key_; }
     QLineEdit* outEdit() const { return out_; }
+    QCheckBox* confirmFailingBox() const { return confirmFailing_; }
+    // The evaluation being signed fails (or its action blocks promotion or rolls back): an
+    // approval then needs a comment that says why and an explicit confirmation.
+    void setFailing(bool failing);
     // Why the dialog cannot be accepted now; empty when it can.
     QString problem() const;
 
@@ -56,6 +61,8 @@ private:
     QLineEdit* key_;
     QLineEdit* out_;
     QLabel* problem_;
+    QCheckBox* confirmFailing_;
+    bool failing_ = false;
     QPushButton* sign_ = nullptr;
 };
 

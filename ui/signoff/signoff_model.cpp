@@ -12,10 +12,12 @@ SignoffState signoffState(const SignoffEntry& e) {
     if (!e.verification)
         return e.error.isEmpty() ? SignoffState::Checking : SignoffState::Unreadable;
     if (e.verification->verified())
-        return SignoffState::Verified;
+        return e.editedSinceSigned ? SignoffState::Stale : SignoffState::Verified;
     for (const auto& c : e.verification->checks)
-        if (!c.ok && (c.what == "record" || c.what == "key"))
+        if (!c.ok && c.what == "record")
             return SignoffState::Invalid;
+    if (e.verification->untrustedSigner())
+        return SignoffState::Untrusted;
     return SignoffState::Stale;
 }
 
@@ -26,7 +28,17 @@ QString signoffStatusText(const SignoffEntry& e) {
     case SignoffState::Verified:
         return e.unchecked.isEmpty() ? QObject::tr("verified") : QObject::tr("verified (partly)");
     case SignoffState::Stale:
+        if (e.verification->verified())
+            return QObject::tr("stale: edited since signed");
         return QObject::tr("stale: %1 changed").arg(QString::fromStdString(e.verification->differingText()));
+    case SignoffState::Untrusted: {
+        std::vector<std::string> other = e.verification->differing();
+        std::erase(other, std::string("key"));
+        QString also;
+        for (const auto& d : other)
+            also += (also.isEmpty() ? QString() : QStringLiteral(", ")) + QString::fromStdString(d);
+        return also.isEmpty() ? QObject::tr("untrusted signer") : QObject::tr("untrusted signer; %1 changed").arg(also);
+    }
     case SignoffState::Invalid:
         return QObject::tr("invalid: record changed");
     case SignoffState::Unreadable:
@@ -48,6 +60,9 @@ QString signoffDetailText(const SignoffEntry& e) {
         for (const auto& c : e.verification->checks)
             lines << QStringLiteral("%1 %2: %3").arg(c.ok ? QStringLiteral("✓") : QStringLiteral("✗"),
                                                     QString::fromStdString(c.what), QString::fromStdString(c.text));
+    if (e.editedSinceSigned)
+        lines << QObject::tr("✗ window: the contract has unsaved edits; the files match the record, "
+                             "but what you see is not what was signed");
     for (const auto& u : e.unchecked)
         lines << QObject::tr("– not checked: %1").arg(u);
     if (!e.error.isEmpty())
@@ -91,8 +106,8 @@ QVariant SignoffModel::data(const QModelIndex& index, int role) const {
         return e.path;
     if (role == StateRole)
         return int(state);
-    if (role == Qt::ToolTipRole)
-        return signoffDetailText(e);
+    if (role == Qt::ToolTipRole)   // text from a file, shown as text: escaped, never rendered as markup
+        return QStringLiteral("<p style='white-space:pre-wrap'>%1</p>").arg(signoffDetailText(e).toHtmlEscaped());
     const auto field = [&](const std::string SignoffRecord::*m) -> QVariant {
         return e.record ? QVariant(QString::fromStdString((*e.record).*m)) : QVariant();
     };
@@ -112,6 +127,7 @@ QVariant SignoffModel::data(const QModelIndex& index, int role) const {
         switch (state) {
         case SignoffState::Verified: return statusIcon(Status::Pass);
         case SignoffState::Stale: return statusIcon(Status::Inconclusive);
+        case SignoffState::Untrusted:
         case SignoffState::Invalid:
         case SignoffState::Unreadable: return statusIcon(Status::Fail);
         case SignoffState::Checking: return {};

@@ -22,13 +22,19 @@ struct SignoffEntry {
     std::optional<SignoffVerification> verification;  // empty: not checked yet
     QString error;                                // why it is unreadable or could not be checked
     QStringList unchecked;                        // what could not be compared ("run: the demo run has no file")
+    // The window's contract has unsaved edits: the files may still match the record, but
+    // what the reviewer sees is not what was signed, so the record is not shown verified.
+    bool editedSinceSigned = false;
 };
 
-enum class SignoffState { Checking, Verified, Stale, Invalid, Unreadable };
+// Untrusted: the signature holds but its key is not listed for the record's reviewer in the
+// trusted signers (SPEC 6.4): never shown as verified, whatever the files say.
+enum class SignoffState { Checking, Verified, Stale, Untrusted, Invalid, Unreadable };
 
 SignoffState signoffState(const SignoffEntry& e);
-// Short, for the table: "verified", "stale: contract, results changed", "invalid: record
-// changed", "unreadable", "not checked"; signoffDetailText says why.
+// Short, for the table: "verified", "stale: contract, results changed", "stale: edited
+// since signed", "untrusted signer", "invalid: record changed", "unreadable", "not
+// checked"; signoffDetailText says why.
 QString signoffStatusText(const SignoffEntry& e);
 // Every check on its own line, then what was not checked.
 QString signoffDetailText(const SignoffEntry& e);

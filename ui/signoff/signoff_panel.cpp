@@ -51,6 +51,7 @@ std::vector<SignoffEntry> checkAll(CheckInput in) {
         } else {
             unchecked << QObject::tr("run: the run is not a file (the built-in demo)");
         }
+        base.trust = loadTrust();   // the trusted signers: KCX_TRUSTED_KEYS or ~/.config/kcx/trusted_keys
     } catch (const std::exception& e) {
         failure = QString::fromStdString(e.what());
     }
@@ -127,21 +128,36 @@ SignoffPanel::SignoffPanel(Session* session, QWidget* parent)
     table_->setAlternatingRowColors(true);
     table_->setWordWrap(false);
     summary_ = new QLabel;
+    summary_->setTextFormat(Qt::PlainText);
     detail_ = new QLabel;
+    detail_->setTextFormat(Qt::PlainText);   // reviewer names and file names come from files
     detail_->setWordWrap(true);
     detail_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     detail_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
 
-    auto* sign = new QPushButton(tr("Sign &Off…"));
-    sign->setToolTip(tr("Sign off the contract and run as they are saved now (Ctrl+Alt+S)"));
+    auto* sign = sign_ = new QPushButton(tr("Sign &Off…"));
     auto* open = new QPushButton(tr("Open &Record…"));
     auto* recheck = new QPushButton(tr("Re-&check"));
     recheck->setToolTip(tr("Read the records again and verify them against the files now"));
     connect(sign, &QPushButton::clicked, this, &SignoffPanel::signOff);
     connect(open, &QPushButton::clicked, this, &SignoffPanel::openRecordDialog);
     connect(recheck, &QPushButton::clicked, this, &SignoffPanel::refresh);
+    trust_ = new QPushButton(tr("&Trust Signer…"));
+    trust_->setToolTip(tr("List the selected record's key as its reviewer's in your trusted signers (%1), "
+                          "after comparing the full key with the reviewer")
+                           .arg(QString::fromStdString(defaultTrustedKeysPath())));
+    trust_->setEnabled(false);
+    connect(trust_, &QPushButton::clicked, this, [this] {
+        const QModelIndex i = table_->currentIndex();
+        if (!i.isValid())
+            return;
+        const QString error = trustSigner(model_->entries()[size_t(i.row())].path);
+        if (!error.isEmpty())
+            QMessageBox::warning(this, tr("Trust Signer"), error);
+    });
     auto* buttons = new QHBoxLayout;
     buttons->addWidget(summary_, 1);
+    buttons->addWidget(trust_);
     buttons->addWidget(recheck);
     buttons->addWidget(open);
     buttons->addWidget(sign);
@@ -155,8 +171,36 @@ SignoffPanel::SignoffPanel(Session* session, QWidget* parent)
     connect(model_, &QAbstractItemModel::dataChanged, this, &SignoffPanel::showSelected);
     connect(model_, &QAbstractItemModel::modelReset, this, &SignoffPanel::showSelected);
     connect(session_, &Session::contractChanged, this, &SignoffPanel::refresh);
+    // A save rewrites the signed file: every record is checked against it again at once,
+    // so that "verified" never outlives the bytes it was verified against.
+    connect(session_, &Session::contractSaved, this, &SignoffPanel::refresh);
+    connect(session_, &Session::thresholdChanged, this, &SignoffPanel::markUnsavedEdits);
     connect(session_, &Session::runLoaded, this, &SignoffPanel::refresh);
+    for (auto signal : {&Session::runLoaded, &Session::contractChanged})
+        connect(session_, signal, this, &SignoffPanel::updateSignButton);
+    connect(session_, &Session::loadFailed, this, &SignoffPanel::updateSignButton);
+    updateSignButton();
     refresh();
+}
+
+void SignoffPanel::updateSignButton() {
+    const QString why = cannotSignRunReason();
+    sign_->setEnabled(why.isEmpty());
+    sign_->setToolTip(why.isEmpty() ? tr("Sign off the contract and run as they are saved now (Ctrl+Alt+S)")
+                                    : tr("Cannot sign off: %1").arg(why));
+}
+
+QString SignoffPanel::cannotSignRunReason() const {
+    if (!session_->contract())
+        return tr("Open a contract first.");
+    if (!session_->run())
+        return tr("Open a run first.");
+    if (session_->runPath().isEmpty())
+        return tr("The built-in demo run is not a file; write it with `kcx demo --out DIR` and open that "
+                  "to sign off: a record binds the run file's bytes.");
+    if (session_->loading())
+        return tr("Wait until the run has loaded.");
+    return {};
 }
 
 QString SignoffPanel::cannotSignReason() const {
@@ -175,14 +219,18 @@ QString SignoffPanel::cannotSignReason() const {
 }
 
 void SignoffPanel::signOff() {
-    if (beforeSigning_ && !beforeSigning_())
-        return;
-    if (const QString why = cannotSignReason(); !why.isEmpty()) {
+    auto refuse = [this](const QString& why) {
         emit signingFailed(why);
         if (!qEnvironmentVariableIsSet("KCX_NO_DIALOGS"))
             QMessageBox::information(this, tr("Sign Off"), why);
+    };
+    // What saving cannot fix is said first: the built-in demo is refused before any Save As.
+    if (const QString why = cannotSignRunReason(); !why.isEmpty())
+        return refuse(why);
+    if (beforeSigning_ && !beforeSigning_())
         return;
-    }
+    if (const QString why = cannotSignReason(); !why.isEmpty())
+        return refuse(why);
     const auto& snap = session_->latest();
     QString verdict = tr("not evaluated yet");
     if (snap.evaluation)
@@ -194,6 +242,8 @@ void SignoffPanel::signOff() {
     for (const auto& s : session_->contract()->stages)
         stages << QString::fromStdString(s);
     SignoffDialog dialog(session_->contractPath(), session_->runPath(), stages, verdict, this);
+    if (snap.evaluation)
+        dialog.setFailing(snap.evaluation->verdict == Status::Fail || snap.evaluation->action >= Action::BlockPromotion);
     const int i = dialog.stageBox()->findText(session_->stage());
     if (i >= 0)
         dialog.stageBox()->setCurrentIndex(i);
@@ -281,15 +331,56 @@ void SignoffPanel::refresh() {
         --jobs_;
         if (gen != generation_->load())
             return;   // a newer check is on its way
-        for (const auto& e : checkedEntries)
+        const bool edited = !session_->thresholdEdits().empty();
+        for (auto& e : checkedEntries) {
+            e.editedSinceSigned = edited;
             model_->updateEntry(e);
+        }
         updateSummary();
         emit checked();
     });
 }
 
+QString SignoffPanel::trustSigner(const QString& recordPath) {
+    const int row = model_->rowOf(recordPath);
+    if (row < 0 || !model_->entries()[size_t(row)].record)
+        return tr("%1 is not a readable record in this list.").arg(recordPath);
+    const SignoffRecord& r = *model_->entries()[size_t(row)].record;
+    if (!signatureValid(r))
+        return tr("The record's signature is not valid: its key proves nothing and is not added.");
+    const std::string file = defaultTrustedKeysPath();
+    if (file.empty())
+        return tr("There is no trusted keys file (set KCX_TRUSTED_KEYS or HOME).");
+    if (!qEnvironmentVariableIsSet("KCX_NO_DIALOGS")) {
+        QMessageBox ask(QMessageBox::Warning, tr("Trust Signer"),
+                        tr("Trust this key as \"%1\"'s from now on?").arg(QString::fromStdString(r.reviewer)),
+                        QMessageBox::Cancel, this);
+        ask.setTextFormat(Qt::PlainText);
+        ask.setInformativeText(
+            tr("Anyone can make a key and type a reviewer's name. Compare the whole key below with the one "
+               "%1 gives you in person or over a channel you trust before you add it.\n\n"
+               "Public key:\n%2\nFingerprint: %3\n\nIt is added to %4.")
+                .arg(QString::fromStdString(r.reviewer), QString::fromStdString(r.publicKey),
+                     QString::fromStdString(r.keyFingerprint), QString::fromStdString(file)));
+        QPushButton* yes = ask.addButton(tr("Trust This Key"), QMessageBox::AcceptRole);
+        ask.setDefaultButton(QMessageBox::Cancel);
+        ask.exec();
+        if (ask.clickedButton() != yes)
+            return {};
+    }
+    try {
+        addTrustedKey(file, r.reviewer, r.publicKey);
+    } catch (const std::exception& e) {
+        return QString::fromStdString(e.what());
+    }
+    refresh();
+    return {};
+}
+
 void SignoffPanel::showSelected() {
     const QModelIndex i = table_->currentIndex();
+    trust_->setEnabled(i.isValid() && size_t(i.row()) < model_->entries().size() &&
+                       signoffState(model_->entries()[size_t(i.row())]) == SignoffState::Untrusted);
     if (!i.isValid() || size_t(i.row()) >= model_->entries().size()) {
         detail_->setText(model_->entries().empty() ? tr("No sign-off records beside this contract. Sign Off… writes one.") : QString());
         return;
@@ -298,18 +389,31 @@ void SignoffPanel::showSelected() {
     detail_->setText(e.path + QLatin1Char('\n') + signoffDetailText(e));
 }
 
+void SignoffPanel::markUnsavedEdits() {
+    const bool edited = !session_->thresholdEdits().empty();
+    for (SignoffEntry e : model_->entries())
+        if (e.editedSinceSigned != edited) {
+            e.editedSinceSigned = edited;
+            model_->updateEntry(e);
+        }
+    updateSummary();
+}
+
 void SignoffPanel::updateSummary() {
-    int verified = 0, stale = 0, bad = 0;
+    int verified = 0, stale = 0, untrusted = 0, bad = 0;
     for (const auto& e : model_->entries())
         switch (signoffState(e)) {
         case SignoffState::Verified: ++verified; break;
         case SignoffState::Stale: ++stale; break;
+        case SignoffState::Untrusted: ++untrusted; break;
         case SignoffState::Invalid:
         case SignoffState::Unreadable: ++bad; break;
         case SignoffState::Checking: break;
         }
     const int n = int(model_->entries().size());
-    const QString counts = tr("%1 verified, %2 stale, %3 invalid or unreadable").arg(verified).arg(stale).arg(bad);
+    QString counts = tr("%1 verified, %2 stale, %3 invalid or unreadable").arg(verified).arg(stale).arg(bad);
+    if (untrusted > 0)
+        counts += tr(", %1 by an untrusted signer").arg(untrusted);
     summary_->setText(n == 0 ? tr("No records") : n == 1 ? tr("1 record: %1").arg(counts) : tr("%1 records: %2").arg(n).arg(counts));
 }
 

@@ -15,6 +15,7 @@
 #include "core/signoff/signoff_files.h"
 
 class QLabel;
+class QPushButton;
 class QTableView;
 
 namespace kcx::ui {
@@ -33,6 +34,9 @@ public:
 
     // Why signing is not possible now (no contract file, no run file), or empty.
     QString cannotSignReason() const;
+    // The part of it that saving the contract cannot fix: no contract or run, a run that is
+    // not a file (the built-in demo), a run still loading.
+    QString cannotSignRunReason() const;
     // Asks with SignoffDialog, then signs in the background.
     void signOff();
     // Signs without asking: the dialog's result, for tests and scripts.
@@ -42,6 +46,11 @@ public:
     void openRecordDialog();
     // Re-reads the records and verifies them again.
     void refresh();
+    // Lists the record's key under its reviewer in the trusted signers (SPEC 6.4: the file
+    // of KCX_TRUSTED_KEYS or ~/.config/kcx/trusted_keys), after a dialog that shows the
+    // whole key for the user to compare (none under KCX_NO_DIALOGS), then re-checks.
+    // Returns an error, or empty (also when the user cancels).
+    QString trustSigner(const QString& recordPath);
     bool busy() const { return jobs_ > 0; }
 
 signals:
@@ -52,12 +61,19 @@ signals:
 private:
     void showSelected();
     void updateSummary();
+    // Marks every record "edited since signed" while the window's contract has unsaved
+    // edits, and clears the mark when it has none (a save, or undo back to the file).
+    void markUnsavedEdits();
+    // Sign Off is enabled only where it can apply; its tooltip says why not.
+    void updateSignButton();
 
     Session* session_;
     SignoffModel* model_;
     QTableView* table_;
     QLabel* summary_;
     QLabel* detail_;
+    QPushButton* trust_;
+    QPushButton* sign_;
     QStringList opened_;   // records opened by hand
     std::function<bool()> beforeSigning_;
     std::shared_ptr<std::atomic<quint64>> generation_;
