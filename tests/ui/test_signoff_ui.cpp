@@ -307,6 +307,13 @@ private slots:
         const SignoffEntry& f = panel.model()->entries()[size_t(panel.model()->rowOf(forged))];
         QCOMPARE(signoffState(f), SignoffState::Untrusted);
         QVERIFY(signoffDetailText(f).contains("is not the trusted key of \"Alice\""));
+        // KCX_SIGNOFF_UNTRUSTED_SCREENSHOT=FILE.png saves the panel with both untrusted records.
+        if (const QString shot = qEnvironmentVariable("KCX_SIGNOFF_UNTRUSTED_SCREENSHOT"); !shot.isEmpty()) {
+            panel.resize(900, 360);
+            panel.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&panel));
+            QVERIFY(panel.grab().save(shot));
+        }
         QFile::remove(forged);
 
         QVERIFY(panel.trustSigner(out).isEmpty());
