@@ -204,18 +204,9 @@ QString SignoffPanel::cannotSignRunReason() const {
 }
 
 QString SignoffPanel::cannotSignReason() const {
-    if (!session_->contract())
-        return tr("Open a contract first.");
-    if (session_->contractPath().isEmpty())
+    if (session_->contract() && session_->contractPath().isEmpty())
         return tr("Save the contract to a file first: a record binds the contract file's bytes.");
-    if (!session_->run())
-        return tr("Open a run first.");
-    if (session_->runPath().isEmpty())
-        return tr("The built-in demo run is not a file; write it with `kcx demo --out DIR` and open that "
-                  "to sign off: a record binds the run file's bytes.");
-    if (session_->loading())
-        return tr("Wait until the run has loaded.");
-    return {};
+    return cannotSignRunReason();
 }
 
 void SignoffPanel::signOff() {
