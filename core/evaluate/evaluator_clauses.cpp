@@ -11,6 +11,12 @@
 namespace kcx::detail {
 namespace {
 
+// Why a statistical result is inconclusive for want of values.
+std::string tooFewMessage(size_t n, int64_t minSamples) {
+    return n == 0 ? "no values in scope"
+                  : std::to_string(n) + " samples, fewer than min_samples " + std::to_string(minSamples);
+}
+
 // The range of value indices sequence s contributes: its tokens within the clause's
 // `positions` (clamped to the sequence) for a per-token metric, or [s, s+1) per sequence.
 std::pair<size_t, size_t> valueRange(const Run& run, const Clause& c, size_t s, bool token) {
@@ -337,9 +343,7 @@ std::vector<Result> decideStatistical(const Clause& c, ClauseState& st) {
             r.n = v.size();
             if (r.n < minN) {
                 r.status = Status::Inconclusive;
-                r.message = r.n == 0 ? "no values in scope"
-                                     : std::to_string(r.n) + " samples, fewer than min_samples " +
-                                           std::to_string(c.minSamples);
+                r.message = tooFewMessage(r.n, c.minSamples);
                 out.push_back(std::move(r));
                 continue;
             }
@@ -365,9 +369,7 @@ std::vector<Result> decideStatistical(const Clause& c, ClauseState& st) {
             r.n = g.values.size();
             if (r.n < minN || g.seqSum.empty()) {
                 r.status = Status::Inconclusive;
-                r.message = r.n == 0 ? "no values in scope"
-                                     : std::to_string(r.n) + " samples, fewer than min_samples " +
-                                           std::to_string(c.minSamples);
+                r.message = tooFewMessage(r.n, c.minSamples);
                 out.push_back(std::move(r));
                 continue;
             }
