@@ -26,7 +26,10 @@ sanitizer() {
   local dir="$here/build/sanitizer" t0 flags
   t0=$(stamp)
   # -O1 keeps the suite's run time reasonable; no recovery, so a UBSan report fails the test.
+  # GCC 12 under ASan at -O1 reports -Wmaybe-uninitialized inside libstdc++'s std::regex and
+  # std::function (false positives, dozens a build); the regular build keeps the warning.
   flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -O1 -g1"
+  flags="$flags -Wno-maybe-uninitialized"
   cmake -S "$here" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-DNDEBUG" \
     -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \

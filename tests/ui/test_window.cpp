@@ -11,6 +11,8 @@
 #include <QToolButton>
 #include <QTreeView>
 #include <QUndoStack>
+#include <QStatusBar>
+#include <QLabel>
 #include <QtTest/QTest>
 
 #include "core/evaluate/evaluator.h"
@@ -332,6 +334,26 @@ private slots:
             QTRY_VERIFY2_WITH_TIMEOUT(w.settled(), qPrintable(w.settleState()), 120000);
             QVERIFY(w.grab().save(shot));
         }
+    }
+
+    // Issue 15: status messages are visible. The run's label sits at the right of the bar
+    // and leaves its left part to messages, even at 1024x700.
+    void statusMessagesHaveRoom() {
+        MainWindow w;
+        w.resize(1024, 700);
+        w.show();
+        w.openDemo();
+        QTRY_VERIFY2_WITH_TIMEOUT(w.settled(), qPrintable(w.settleState()), 120000);
+        QLabel* runInfo = nullptr;
+        for (auto* l : w.statusBar()->findChildren<QLabel*>())
+            if (l->text().contains("sequences"))
+                runInfo = l;
+        QVERIFY(runInfo && runInfo->isVisible());
+        w.statusBar()->showMessage("Saved gate.yaml");
+        QCOMPARE(w.statusBar()->currentMessage(), QString("Saved gate.yaml"));
+        const int messageRoom = runInfo->geometry().left();
+        QVERIFY2(messageRoom >= w.statusBar()->fontMetrics().horizontalAdvance("Saved gate.yaml") + 20,
+                 qPrintable(QString("the run label starts at x=%1 of %2").arg(messageRoom).arg(w.statusBar()->width())));
     }
 
     void reloadsAContractChangedOnDisk() {

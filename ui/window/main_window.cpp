@@ -156,7 +156,11 @@ void MainWindow::buildStatusBar() {
         cancel_->hide();
         statusBar()->showMessage(tr("Loading cancelled."), 5000);
     });
-    statusBar()->addPermanentWidget(runInfo_, 1);
+    // No stretch: the run's label takes its own width at the right, and the bar's left part
+    // stays free for messages ("Saved", "Wrote the report", errors), which a stretching
+    // permanent widget would cover.
+    runInfo_->setTextFormat(Qt::PlainText);   // kernel names come from the run file
+    statusBar()->addPermanentWidget(runInfo_);
     statusBar()->addPermanentWidget(progress_);
     statusBar()->addPermanentWidget(cancel_);
 }
