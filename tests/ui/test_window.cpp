@@ -38,6 +38,23 @@ using kcx::test::writeAll;
 const kcx::Result* find(const kcx::Evaluation& ev, const std::string& clause, const std::string& sliceValue = {}) {
     return kcx::test::findResult(ev, clause, sliceValue);
 }
+
+// Shows `w` at `size` on the demo run with the demo contract written to `path` (or the
+// built-in demo contract when `path` is empty), and waits until it has settled.
+bool showDemo(MainWindow& w, QSize size, const QString& path = {}) {
+    if (path.isEmpty())
+        w.setDemoContract(demoContract().toStdString());
+    else
+        writeAll(path, demoContract());
+    w.resize(size);
+    w.show();
+    if (!QTest::qWaitForWindowExposed(&w))
+        return false;
+    w.openDemo();
+    if (!path.isEmpty() && !w.openContract(path))
+        return false;
+    return QTest::qWaitFor([&] { return w.settled(); }, 120000);
+}
 }  // namespace
 
 class TestWindow : public QObject {
@@ -49,11 +66,7 @@ private slots:
 
     void opensTheDemoAndAgreesWithTheCore() {
         MainWindow w;
-        w.setDemoContract(demoContract().toStdString());
-        w.resize(1400, 900);
-        w.show();
-        w.openDemo();
-        QTRY_VERIFY2_WITH_TIMEOUT(w.settled(), qPrintable(w.settleState()), 120000);
+        QVERIFY2(showDemo(w, {1400, 900}), qPrintable(w.settleState()));
         const auto& snap = w.session()->latest();
         QVERIFY(snap.evaluation);
         // `kcx check` and the window call the same code: a fresh one-shot evaluation of the
@@ -78,14 +91,8 @@ private slots:
     // clause passes, and undo brings the failure back.
     void typedThresholdIsOneUndoStep() {
         const QString path = dir_.path() + "/demo.yaml";
-        writeAll(path, demoContract());
-
         MainWindow w;
-        w.resize(1400, 900);
-        w.show();
-        w.openDemo();
-        QVERIFY(w.openContract(path));
-        QTRY_VERIFY2_WITH_TIMEOUT(w.settled(), qPrintable(w.settleState()), 120000);
+        QVERIFY2(showDemo(w, {1400, 900}, path), qPrintable(w.settleState()));
         const Result* n1 = find(*w.session()->latest().evaluation, "N1", "fp8");
         QVERIFY(n1 && n1->status == Status::Fail && n1->observed);
         const double observed = *n1->observed;
@@ -140,15 +147,8 @@ private slots:
     // change, and see Ctrl+Z restore them, the drag being one undo step.
     void dragThresholdPastObservedAndUndo() {
         const QString path = dir_.path() + "/drag.yaml";
-        writeAll(path, demoContract());
-
         MainWindow w;
-        w.resize(1400, 900);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        w.openDemo();
-        QVERIFY(w.openContract(path));
-        QTRY_VERIFY2_WITH_TIMEOUT(w.settled(), qPrintable(w.settleState()), 120000);
+        QVERIFY2(showDemo(w, {1400, 900}, path), qPrintable(w.settleState()));
         const Result* n1 = find(*w.session()->latest().evaluation, "N1", "fp8");
         QVERIFY(n1 && n1->status == Status::Fail && n1->observed);
         const double observed = *n1->observed, before = *w.session()->threshold("N1", "max");
@@ -269,11 +269,7 @@ private slots:
     // finding shows its sequences in the heatmap.
     void discoverTabOnTheDemo() {
         MainWindow w;
-        w.setDemoContract(demoContract().toStdString());
-        w.resize(1400, 900);
-        w.show();
-        w.openDemo();
-        QTRY_VERIFY2_WITH_TIMEOUT(w.settled(), qPrintable(w.settleState()), 120000);
+        QVERIFY2(showDemo(w, {1400, 900}), qPrintable(w.settleState()));
         auto* panel = w.findChild<DiscoverPanel*>();
         QVERIFY(panel);
         QSignalSpy searched(panel, &DiscoverPanel::searched);
@@ -340,10 +336,7 @@ private slots:
     // and leaves its left part to messages, even at 1024x700.
     void statusMessagesHaveRoom() {
         MainWindow w;
-        w.resize(1024, 700);
-        w.show();
-        w.openDemo();
-        QTRY_VERIFY2_WITH_TIMEOUT(w.settled(), qPrintable(w.settleState()), 120000);
+        QVERIFY2(showDemo(w, {1024, 700}), qPrintable(w.settleState()));
         QLabel* runInfo = nullptr;
         for (auto* l : w.statusBar()->findChildren<QLabel*>())
             if (l->text().contains("sequences"))
@@ -358,13 +351,8 @@ private slots:
 
     void reloadsAContractChangedOnDisk() {
         const QString path = dir_.path() + "/watched.yaml";
-        writeAll(path, demoContract());
         MainWindow w;
-        w.resize(1200, 800);
-        w.show();
-        w.openDemo();
-        QVERIFY(w.openContract(path));
-        QTRY_VERIFY2_WITH_TIMEOUT(w.settled(), qPrintable(w.settleState()), 120000);
+        QVERIFY2(showDemo(w, {1200, 800}, path), qPrintable(w.settleState()));
         QSignalSpy changed(w.session(), &Session::contractChanged);
         QByteArray text = demoContract();
         text.replace("name: kcx-demo", "name: kcx-demo-edited");
