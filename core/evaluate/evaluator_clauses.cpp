@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "core/base/parallel.h"
+#include "core/evaluate/clause_scope.h"
 #include "core/evaluate/evaluator_internal.h"
 #include "core/evaluate/stats.h"
 #include "core/metrics/derived_slices.h"
@@ -29,24 +30,6 @@ std::pair<size_t, size_t> valueRange(const Run& run, const Clause& c, size_t s, 
         hi = size_t(std::clamp<int64_t>(c.positions->second, 0, int64_t(len)));
     }
     return {b + lo, b + std::max(lo, hi)};
-}
-
-// Which sequences a clause's `where` keeps; fills `error` when a key is not in the run.
-std::vector<char> sequencesInScope(const Run& run, const SliceFilter& where, std::string& error) {
-    std::vector<char> keep(run.sequenceCount(), 1);
-    for (const auto& [key, accepted] : where.anyOf) {
-        const int k = run.slices.keyIndex(key);
-        if (k < 0) {
-            error = "the run has no slice key '" + key + "'";
-            return {};
-        }
-        for (size_t s = 0; s < keep.size(); ++s) {
-            const std::string* label = run.slices.label(s, size_t(k));
-            if (!label || std::find(accepted.begin(), accepted.end(), *label) == accepted.end())
-                keep[s] = 0;
-        }
-    }
-    return keep;
 }
 
 // Group index of each sequence under per_slice (-1 = not in any group).

@@ -41,7 +41,12 @@ enum class HeatmapAggregate {
     Mean,         // mean of the values in the cell
     Max,          // largest value in the cell
     ShareAbove,   // fraction of the values in the cell strictly above the threshold
+    Quantile,     // the request's quantile (type 7, as SPEC 3) of the values in the cell
 };
+
+// Which cells a clause's limit marks: none (no clause, or a cell statistic that is not the
+// clause's own), those whose value is above the limit (a max), or below it (a min).
+enum class HeatmapMark { None, Above, Below };
 
 struct HeatmapRowSpec {
     HeatmapRows mode = HeatmapRows::AllSequences;
@@ -134,7 +139,18 @@ struct HeatmapRequest {
     size_t pos0 = 0, pos1 = 0;      // positions [pos0, pos1)
     size_t columns = 1;             // at most this many grid columns
     HeatmapAggregate aggregate = HeatmapAggregate::Mean;
-    double threshold = 0;           // ShareAbove, and which cells are marked (see marked)
+    double threshold = 0;           // ShareAbove's level, and the "k above" of a tooltip
+    double quantile = 0.5;          // Quantile: q in [0, 1]
+    HeatmapMark mark = HeatmapMark::None;
+    double markLevel = 0;           // the limit a marked cell breaks (see marked)
+    uint32_t fewBelow = 0;          // a cell with fewer values rests on too little data
+    // Slice rows: use fewer, wider position bins than `columns` when pixel-wide ones would
+    // leave most cells below fewBelow (a p99.9 needs ~1,000 values): the most columns for
+    // which at least 3 in 4 non-empty cells have fewBelow values (HeatmapGrid::colBins).
+    bool widenForFew = false;
+    // The tokens that count (a clause's `where` and `positions`): one byte per token of the
+    // run, non-zero = counts; nullptr = every token.
+    std::shared_ptr<const std::vector<uint8_t>> scope{};
 };
 
 // rows x cols cells, row-major. A grid row pools the index rows of its bin and a grid
@@ -148,10 +164,23 @@ struct HeatmapGrid {
     std::vector<uint32_t> n;        // values in the cell
     double lo = NAN, hi = NAN;      // finite range of `value` over the grid
     size_t at(size_t r, size_t c) const { return r * cols + c; }
-    // A cell breaks the threshold when its mean (Mean) or max (Max) is above it. Cells of
-    // "share above" are never marked: their colour already counts the values above.
+    // A cell breaks the clause's limit when its value is above (HeatmapMark::Above) or below
+    // (Below) request.markLevel. The window asks for marks only when the cell's statistic
+    // is the selected clause's own (its quantile, share above its level, or mean) over the
+    // clause's scope, so a mark compares like with like.
     bool marked(size_t r, size_t c) const {
-        return request.aggregate != HeatmapAggregate::ShareAbove && value[at(r, c)] > request.threshold;
+        const double v = value[at(r, c)];
+        switch (request.mark) {
+        case HeatmapMark::None: return false;
+        case HeatmapMark::Above: return v > request.markLevel;
+        case HeatmapMark::Below: return v < request.markLevel;
+        }
+        return false;
+    }
+    // A non-empty cell with fewer than request.fewBelow values: drawn faded.
+    bool few(size_t r, size_t c) const {
+        const uint32_t k = n[at(r, c)];
+        return k > 0 && k < request.fewBelow;
     }
 };
 
@@ -169,6 +198,7 @@ struct HeatmapCell {
     double value = NAN, max = NAN;
     uint32_t n = 0;
     uint32_t above = 0;             // values strictly above the threshold
+    bool few = false;               // fewer values than the request's fewBelow
 };
 HeatmapCell cellDetails(const HeatmapIndex& index, const HeatmapGrid& grid, size_t r, size_t c);
 
@@ -182,6 +212,9 @@ struct HeatmapTarget {
 std::optional<HeatmapTarget> cellTarget(const HeatmapIndex& index, const HeatmapGrid& grid,
                                         size_t r, size_t c);
 
-const char* aggregateName(HeatmapAggregate a);   // "mean", "max", "share above"
+const char* aggregateName(HeatmapAggregate a);   // "mean", "max", "share above", "quantile"
+
+// The type-7 quantile q of values[0, n) (reorders them); NaN when n == 0.
+double cellQuantile(double* values, size_t n, double q);
 
 }  // namespace kcx

@@ -1,5 +1,6 @@
 // One heatmap cell: what its tooltip says and which sequence a click on it opens.
 #include <algorithm>
+#include <vector>
 
 #include "core/heatmap/heatmap.h"
 
@@ -12,22 +13,28 @@ struct SeqBin {
     double sum = 0, max = -INFINITY;
     uint32_t n = 0, above = 0;
     size_t argmax = 0;
+    std::vector<double> values;   // kept for a quantile
 };
 
-// The values of sequence s at positions [p0, p1) that count in index row r.
-SeqBin scan(const HeatmapIndex& index, size_t r, size_t s, size_t p0, size_t p1, double thr) {
+// The values of sequence s at positions [p0, p1) that count in index row r and in the
+// request's scope.
+SeqBin scan(const HeatmapIndex& index, const HeatmapRequest& req, size_t r, size_t s, size_t p0, size_t p1) {
     const Run& run = index.run();
     const size_t begin = run.seqBegin(s);
     const double* v = index.values().values.data() + begin;
     const bool masked = index.tokenRows() != nullptr;
+    const uint8_t* scope = req.scope && req.scope->size() == run.tokenCount() ? req.scope->data() : nullptr;
+    const bool keep = req.aggregate == HeatmapAggregate::Quantile;
     SeqBin b;
     for (size_t t = p0, e = std::min(p1, run.seqLength(s)); t < e; ++t) {
         const double x = v[t];
-        if (x != x || (masked && !index.counts(r, begin + t)))
+        if (x != x || (masked && !index.counts(r, begin + t)) || (scope && !scope[begin + t]))
             continue;
         b.sum += x;
         ++b.n;
-        b.above += x > thr;
+        b.above += x > req.threshold;
+        if (keep)
+            b.values.push_back(x);
         if (x > b.max) {
             b.max = x;
             b.argmax = t;
@@ -36,11 +43,12 @@ SeqBin scan(const HeatmapIndex& index, size_t r, size_t s, size_t p0, size_t p1,
     return b;
 }
 
-double aggregateOf(const SeqBin& b, HeatmapAggregate a) {
-    switch (a) {
+double aggregateOf(SeqBin& b, const HeatmapRequest& req) {
+    switch (req.aggregate) {
     case HeatmapAggregate::Mean: return b.sum / double(b.n);
     case HeatmapAggregate::Max: return b.max;
     case HeatmapAggregate::ShareAbove: return double(b.above) / double(b.n);
+    case HeatmapAggregate::Quantile: return cellQuantile(b.values.data(), b.values.size(), req.quantile);
     }
     return NAN;
 }
@@ -59,6 +67,7 @@ HeatmapCell cellDetails(const HeatmapIndex& index, const HeatmapGrid& grid, size
     cell.value = grid.value[k];
     cell.max = grid.max[k];
     cell.n = grid.n[k];
+    cell.few = grid.few(r, c);
     const size_t rows = cell.row1 - cell.row0;
     if (rows == 1) {
         cell.rowLabel = index.row(cell.row0).label;
@@ -75,7 +84,7 @@ HeatmapCell cellDetails(const HeatmapIndex& index, const HeatmapGrid& grid, size
     }
     for (size_t row = cell.row0; row < cell.row1; ++row)
         for (uint32_t s : index.row(row).sequences)
-            cell.above += scan(index, row, s, cell.pos0, cell.pos1, grid.request.threshold).above;
+            cell.above += scan(index, grid.request, row, s, cell.pos0, cell.pos1).above;
     return cell;
 }
 
@@ -88,10 +97,10 @@ std::optional<HeatmapTarget> cellTarget(const HeatmapIndex& index, const Heatmap
     double bestValue = -INFINITY, bestMax = -INFINITY;
     for (size_t row = grid.rowBins.lo(r); row < grid.rowBins.hi(r); ++row) {
         for (uint32_t s : index.row(row).sequences) {
-            const SeqBin b = scan(index, row, s, p0, p1, grid.request.threshold);
+            SeqBin b = scan(index, grid.request, row, s, p0, p1);
             if (b.n == 0)
                 continue;
-            const double value = aggregateOf(b, grid.request.aggregate);
+            const double value = aggregateOf(b, grid.request);
             const bool better = !best || value > bestValue || (value == bestValue && b.max > bestMax) ||
                                 (value == bestValue && b.max == bestMax && s < best->sequence);
             if (better) {

@@ -1,5 +1,6 @@
 // computeGrid: reduces the rows and positions in view to at most one cell per pixel.
 #include <algorithm>
+#include <stdexcept>
 
 #include "core/base/parallel.h"
 #include "core/heatmap/heatmap.h"
@@ -41,6 +42,31 @@ void addSequence(const double* v, const int32_t* mask, size_t len, const Bins& c
     }
 }
 
+// Adds the tokens of sequence s at the columns' positions that count in index row r and
+// in the scope (one byte per token of the run, or nullptr), keeping each cell's values
+// when `keep` (for quantiles). The general path: a clause's scope, or a quantile, cannot
+// use a slice row's precomputed profile.
+void addScoped(const HeatmapIndex& index, size_t r, size_t s, const uint8_t* scope, const Bins& cols,
+               const uint32_t* colOf, double thr, Acc* a, std::vector<double>* keep) {
+    const Run& run = index.run();
+    const size_t begin = run.seqBegin(s), p0 = cols.begin, e = std::min(run.seqLength(s), p0 + cols.width);
+    const double* v = index.values().values.data() + begin;
+    const bool rows = index.tokenRows() != nullptr;
+    for (size_t t = p0; t < e; ++t) {
+        const double x = v[t];
+        if (x != x || (scope && !scope[begin + t]) || (rows && !index.counts(r, begin + t)))
+            continue;
+        const uint32_t col = colOf[t - p0];
+        Acc& c = a[col];
+        c.sum += x;
+        ++c.n;
+        c.above += x > thr;
+        c.max = std::max(c.max, x);
+        if (keep)
+            keep[col].push_back(x);
+    }
+}
+
 // Counts the values above thr of one sequence (slice rows, share above); with rows, only
 // the tokens of row r.
 void addAbove(const double* v, const int32_t* rows, int32_t r, size_t len, const Bins& cols,
@@ -70,6 +96,44 @@ void addProfile(const HeatmapIndex& index, size_t r, size_t len, const Bins& col
     }
 }
 
+// The number of columns for widenForFew: counts the values of each grid row at each
+// position of the view (one pass, as computeGrid's), then tries fewer and fewer columns.
+size_t widenedColumns(const HeatmapIndex& index, const HeatmapRequest& req, const Bins& rows, size_t pos0,
+                      size_t pos1) {
+    const size_t P = pos1 - pos0, R = rows.count;
+    size_t C = std::min(req.columns, P);
+    if (R == 0 || P == 0 || R * P > (size_t(1) << 23))
+        return C;
+    const Run& run = index.run();
+    const double* v = index.values().values.data();
+    const uint8_t* scope = req.scope ? req.scope->data() : nullptr;
+    std::vector<uint64_t> prefix(R * (P + 1), 0);   // per grid row: counts, then prefix sums
+    for (size_t i = 0; i < R; ++i)
+        for (size_t r = rows.lo(i); r < rows.hi(i); ++r)
+            for (uint32_t s : index.row(r).sequences) {
+                const size_t begin = run.seqBegin(s), e = std::min(run.seqLength(s), pos1);
+                for (size_t t = pos0; t < e; ++t)
+                    if (v[begin + t] == v[begin + t] && (!scope || scope[begin + t]) && index.counts(r, begin + t))
+                        ++prefix[i * (P + 1) + (t - pos0) + 1];
+            }
+    for (size_t i = 0; i < R; ++i)
+        for (size_t t = 0; t < P; ++t)
+            prefix[i * (P + 1) + t + 1] += prefix[i * (P + 1) + t];
+    for (; C > 1; C = C * 4 / 5) {
+        const Bins cols(pos0, pos1, C);
+        size_t nonEmpty = 0, enough = 0;
+        for (size_t i = 0; i < R; ++i)
+            for (size_t c = 0; c < cols.count; ++c) {
+                const uint64_t n = prefix[i * (P + 1) + cols.hi(c) - pos0] - prefix[i * (P + 1) + cols.lo(c) - pos0];
+                nonEmpty += n > 0;
+                enough += n >= req.fewBelow;
+            }
+        if (enough * 4 >= nonEmpty * 3)
+            break;
+    }
+    return std::max<size_t>(C, 1);
+}
+
 }  // namespace
 
 const char* aggregateName(HeatmapAggregate a) {
@@ -77,8 +141,23 @@ const char* aggregateName(HeatmapAggregate a) {
     case HeatmapAggregate::Mean: return "mean";
     case HeatmapAggregate::Max: return "max";
     case HeatmapAggregate::ShareAbove: return "share above";
+    case HeatmapAggregate::Quantile: return "quantile";
     }
     return "?";
+}
+
+double cellQuantile(double* values, size_t n, double q) {
+    if (n == 0)
+        return NAN;
+    // Type 7: h = (n - 1) q, between the order statistics floor(h) and floor(h) + 1.
+    const double h = double(n - 1) * std::clamp(q, 0.0, 1.0);
+    const size_t lo = std::min(size_t(h), n - 1);
+    std::nth_element(values, values + lo, values + n);
+    const double a = values[lo];
+    if (lo + 1 >= n)
+        return a;
+    const double b = *std::min_element(values + lo + 1, values + n);
+    return a + (h - double(lo)) * (b - a);
 }
 
 HeatmapGrid computeGrid(const HeatmapIndex& index, const HeatmapRequest& req,
@@ -88,7 +167,10 @@ HeatmapGrid computeGrid(const HeatmapIndex& index, const HeatmapRequest& req,
     const size_t row1 = std::min(req.row1, index.rowCount()), row0 = std::min(req.row0, row1);
     const size_t pos1 = std::min(req.pos1, index.maxLength()), pos0 = std::min(req.pos0, pos1);
     g.rowBins = Bins(row0, row1, std::max<size_t>(1, req.rowBins));
-    g.colBins = Bins(pos0, pos1, std::max<size_t>(1, req.columns));
+    size_t columns = std::max<size_t>(1, req.columns);
+    if (req.widenForFew && req.fewBelow > 0 && index.sliceRows() && pos1 > pos0)
+        columns = widenedColumns(index, req, g.rowBins, pos0, pos1);
+    g.colBins = Bins(pos0, pos1, columns);
     g.rows = g.rowBins.count;
     g.cols = g.colBins.count;
     g.value.assign(g.rows * g.cols, NAN);
@@ -104,17 +186,31 @@ HeatmapGrid computeGrid(const HeatmapIndex& index, const HeatmapRequest& req,
     const Run& run = index.run();
     const double thr = req.threshold;
     const bool share = req.aggregate == HeatmapAggregate::ShareAbove;
+    const bool quantile = req.aggregate == HeatmapAggregate::Quantile;
+    const uint8_t* scope = req.scope ? req.scope->data() : nullptr;
+    if (req.scope && req.scope->size() != run.tokenCount())
+        throw std::invalid_argument("heatmap scope: one entry per token of the run expected");
+    // A slice row's profile holds every token of the row: a scope or a quantile needs the
+    // tokens themselves.
+    const bool scoped = scope != nullptr || quantile;
 
     const size_t chunks = std::min(g.rows, size_t(resolveThreads(threads)) * 8);
     detail::ChunkProgress prog(progress, chunks);
     parallelChunks(g.rows, chunks, threads, [&](size_t, size_t rb, size_t re) {
         std::vector<Acc> acc(g.cols);
+        std::vector<std::vector<double>> kept(quantile ? g.cols : 0);
         Acc* a = acc.data();
         for (size_t i = rb; i < re; ++i) {
             std::fill(acc.begin(), acc.end(), Acc{});
+            for (auto& k : kept)
+                k.clear();
             for (size_t r = g.rowBins.lo(i); r < g.rowBins.hi(i); ++r) {
                 const HeatmapRow& row = index.row(r);
-                if (index.sliceRows()) {
+                if (scoped) {
+                    for (uint32_t s : row.sequences)
+                        addScoped(index, r, s, scope, g.colBins, colOf.data(), thr, a,
+                                  quantile ? kept.data() : nullptr);
+                } else if (index.sliceRows()) {
                     addProfile(index, r, row.length, g.colBins, colOf.data(), a);
                     if (share)
                         for (uint32_t s : row.sequences)
@@ -137,6 +233,9 @@ HeatmapGrid computeGrid(const HeatmapIndex& index, const HeatmapRequest& req,
                 case HeatmapAggregate::Mean: g.value[k] = x.sum / double(x.n); break;
                 case HeatmapAggregate::Max: g.value[k] = x.max; break;
                 case HeatmapAggregate::ShareAbove: g.value[k] = double(x.above) / double(x.n); break;
+                case HeatmapAggregate::Quantile:
+                    g.value[k] = cellQuantile(kept[c].data(), kept[c].size(), req.quantile);
+                    break;
                 }
             }
         }

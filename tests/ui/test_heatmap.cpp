@@ -53,7 +53,10 @@ std::shared_ptr<const HeatmapIndex> indexOf(const Built& b, HeatmapRows mode, st
 
 HeatmapRequest req(size_t r0, size_t r1, size_t rb, size_t p0, size_t p1, size_t cols,
                    HeatmapAggregate a = HeatmapAggregate::Mean, double thr = 0) {
-    return HeatmapRequest{r0, r1, rb, p0, p1, cols, a, thr};
+    HeatmapRequest q{r0, r1, rb, p0, p1, cols, a, thr};
+    q.mark = HeatmapMark::Above;   // marks against the same level, as a clause on the cells' statistic
+    q.markLevel = thr;
+    return q;
 }
 
 bool same(double a, double b) {
@@ -78,31 +81,44 @@ void checkAgainstBruteForce(const HeatmapIndex& ix, const Run& run, const std::v
     QCOMPARE(g.cols, C);
     std::vector<double> sum(R * C, 0), mx(R * C, -INFINITY);
     std::vector<uint32_t> n(R * C, 0), above(R * C, 0);
+    std::vector<std::vector<double>> all(R * C);
     for (size_t r = r0; r < r1; ++r) {
         const size_t gr = (r - r0) * R / (r1 - r0);
         for (uint32_t s : ix.row(r).sequences)
             for (size_t t = p0; t < std::min(p1, run.seqLength(s)); ++t) {
                 const double x = v[run.seqBegin(s) + t];
-                if (std::isnan(x) || (in && !in(r, s, t)))
+                if (std::isnan(x) || (in && !in(r, s, t)) || (q.scope && !(*q.scope)[run.seqBegin(s) + t]))
                     continue;
                 const size_t k = gr * C + (t - p0) * C / (p1 - p0);
                 sum[k] += x;
                 ++n[k];
                 mx[k] = std::max(mx[k], x);
                 above[k] += x > q.threshold;
+                all[k].push_back(x);
             }
     }
     for (size_t k = 0; k < R * C; ++k) {
         QCOMPARE(g.n[k], n[k]);
         double want = NAN;
-        if (n[k])
+        if (n[k] && q.aggregate == HeatmapAggregate::Quantile) {
+            // Type 7 from a full sort: x[floor(h)] + frac(h) (x[floor(h)+1] - x[floor(h)]).
+            std::sort(all[k].begin(), all[k].end());
+            const double h = double(n[k] - 1) * q.quantile;
+            const size_t lo = size_t(std::floor(h)), hi = std::min<size_t>(lo + 1, n[k] - 1);
+            want = all[k][lo] + (h - double(lo)) * (all[k][hi] - all[k][lo]);
+        } else if (n[k]) {
             want = q.aggregate == HeatmapAggregate::Mean  ? sum[k] / n[k]
                    : q.aggregate == HeatmapAggregate::Max ? mx[k]
                                                           : double(above[k]) / n[k];
+        }
         if (!same(g.value[k], want))
             QFAIL(qPrintable(QString("cell %1: %2 != %3").arg(k).arg(g.value[k]).arg(want)));
         QVERIFY(same(g.max[k], n[k] ? mx[k] : NAN));
-        QCOMPARE(g.marked(k / C, k % C), q.aggregate != HeatmapAggregate::ShareAbove && want > q.threshold);
+        const bool wantMark = q.mark == HeatmapMark::Above   ? want > q.markLevel
+                              : q.mark == HeatmapMark::Below ? want < q.markLevel
+                                                             : false;
+        QCOMPARE(g.marked(k / C, k % C), wantMark);
+        QCOMPARE(g.few(k / C, k % C), n[k] > 0 && n[k] < q.fewBelow);
     }
 }
 
@@ -202,7 +218,7 @@ private slots:
         QTest::addColumn<int>("mode");
         QTest::addColumn<int>("aggregate");
         for (int m = 0; m < 3; ++m)
-            for (int a = 0; a < 3; ++a)
+            for (int a = 0; a < 4; ++a)
                 QTest::addRow("mode%d-agg%d", m, a) << m << a;
     }
     void gridMatchesBruteForce() {
@@ -214,8 +230,18 @@ private slots:
             const auto ix = indexOf(b, HeatmapRows(mode), "b");
             const size_t rows = ix->rowCount(), len = ix->maxLength();
             const size_t r0 = rng() % (rows + 1), p0 = rng() % (len + 1);
-            const auto q = req(r0, r0 + rng() % (rows + 2), 1 + rng() % 12, p0, p0 + rng() % (len + 3),
-                               1 + rng() % 40, HeatmapAggregate(aggregate), std::normal_distribution<double>(0.5, 1)(rng));
+            auto q = req(r0, r0 + rng() % (rows + 2), 1 + rng() % 12, p0, p0 + rng() % (len + 3),
+                         1 + rng() % 40, HeatmapAggregate(aggregate), std::normal_distribution<double>(0.5, 1)(rng));
+            q.quantile = std::uniform_real_distribution<double>(0, 1)(rng);
+            q.fewBelow = uint32_t(rng() % 6);
+            if (trial % 3 == 1)
+                q.mark = HeatmapMark::Below;
+            if (trial % 2 == 1) {   // a clause's scope: a random third of the tokens
+                auto scope = std::make_shared<std::vector<uint8_t>>(b.run->tokenCount());
+                for (auto& x : *scope)
+                    x = rng() % 3 == 0;
+                q.scope = scope;
+            }
             checkAgainstBruteForce(*ix, *b.run, b.values->values, q);
             if (QTest::currentTestFailed())
                 return;
@@ -476,7 +502,11 @@ private slots:
         scale.lo = 0;
         scale.hi = 1;
         view.setColourScale(scale);
-        view.setThreshold(0.45);
+        ui::CellStatistic stat;   // a clause on the mean with max 0.45
+        stat.clause = "C1";
+        stat.mark = HeatmapMark::Above;
+        stat.markLevel = 0.45;
+        view.setStatistic(stat);
         view.setRowMode({HeatmapRows::SliceValues, "task", ""});
         view.setData(b.run, b.values, "m");
         view.show();
@@ -546,16 +576,19 @@ private slots:
         QCOMPARE(spy.count(), 0);
         QTRY_VERIFY(!view.isBusy() && view.grid()->colBins.begin == 1);
 
-        // A new threshold re-marks the cached values without rebinning.
+        // A new limit re-marks the cached values without rebinning.
         view.resetView();
         QTRY_VERIFY(!view.isBusy() && view.grid()->colBins.width == 4);
         const auto valuesBefore = view.grid()->value;
-        view.setThreshold(0.55);
-        QTRY_VERIFY(!view.isBusy() && view.grid()->request.threshold == 0.55);
+        stat.markLevel = 0.55;
+        view.setStatistic(stat);
+        QTRY_VERIFY(!view.isBusy() && view.grid()->request.markLevel == 0.55);
         QCOMPARE(view.grid()->value, valuesBefore);
         QVERIFY(!view.grid()->marked(0, 2) && view.grid()->marked(1, 1));   // 0.5 and 0.6
 
-        // Share above: the aggregate changes the values and the legend range.
+        // Share above, a plain statistic: the values and the legend range change, and
+        // nothing is marked (no clause bounds a share here).
+        view.setThreshold(0.55);
         view.setAggregate(HeatmapAggregate::ShareAbove);
         QTRY_VERIFY(!view.isBusy() && view.grid()->request.aggregate == HeatmapAggregate::ShareAbove);
         QCOMPARE(view.grid()->value[view.grid()->at(0, 2)], 0.5);

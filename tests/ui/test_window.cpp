@@ -18,6 +18,7 @@
 #include "core/evaluate/evaluator.h"
 #include "core/formats/loader.h"
 #include "tests/support/qt_files.h"
+#include "tests/support/window_demo.h"
 #include "ui/charts/charts_panel.h"
 #include "ui/charts/histogram_chart.h"
 #include "ui/contract/contract_panel.h"
@@ -34,27 +35,12 @@ using namespace kcx::ui;
 
 namespace {
 using kcx::test::demoContract;
+using kcx::test::showDemo;
 using kcx::test::writeAll;
 const kcx::Result* find(const kcx::Evaluation& ev, const std::string& clause, const std::string& sliceValue = {}) {
     return kcx::test::findResult(ev, clause, sliceValue);
 }
 
-// Shows `w` at `size` on the demo run with the demo contract written to `path` (or the
-// built-in demo contract when `path` is empty), and waits until it has settled.
-bool showDemo(MainWindow& w, QSize size, const QString& path = {}) {
-    if (path.isEmpty())
-        w.setDemoContract(demoContract().toStdString());
-    else
-        writeAll(path, demoContract());
-    w.resize(size);
-    w.show();
-    if (!QTest::qWaitForWindowExposed(&w))
-        return false;
-    w.openDemo();
-    if (!path.isEmpty() && !w.openContract(path))
-        return false;
-    return QTest::qWaitFor([&] { return w.settled(); }, 120000);
-}
 }  // namespace
 
 class TestWindow : public QObject {

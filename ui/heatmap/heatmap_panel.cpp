@@ -5,10 +5,12 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QSignalBlocker>
+#include <QStandardItemModel>
 #include <QVBoxLayout>
 
 #include "core/metrics/derived_slices.h"
 #include "core/metrics/metrics.h"
+#include "ui/heatmap/clause_lens.h"
 #include "ui/heatmap/heatmap_view.h"
 #include "ui/session/session.h"
 
@@ -28,13 +30,15 @@ HeatmapPanel::HeatmapPanel(Session* session, QWidget* parent) : QWidget(parent),
     rows_->setAccessibleName(tr("Heatmap rows"));
     rows_->setToolTip(tr("Rows: the values of a slice key, or sequences sorted by divergence"));
     aggregate_ = new QComboBox(this);
-    aggregate_->addItem(tr("mean"), int(HeatmapAggregate::Mean));
-    aggregate_->addItem(tr("max"), int(HeatmapAggregate::Max));
-    aggregate_->addItem(tr("share above threshold"), int(HeatmapAggregate::ShareAbove));
-    aggregate_->setToolTip(tr("How the values that fall into one cell are combined"));
+    aggregate_->setAccessibleName(tr("Heatmap cell statistic"));
+    aggregate_->setToolTip(tr("How the values that fall into one cell are combined. With a clause selected, "
+                              "its own statistic over its own scope, marked where a cell breaks its limit"));
+    scopes_ = std::make_unique<ScopeCache>();
+    fillAggregateChoices();
     log_ = new QCheckBox(tr("log colour"), this);
     note_ = new QLabel(this);
     note_->setStyleSheet(QStringLiteral("color: palette(mid)"));
+    note_->setTextFormat(Qt::PlainText);   // slice values and errors come from files
     bar->addWidget(new QLabel(tr("Metric:"), this));
     bar->addWidget(metric_);
     bar->addWidget(new QLabel(tr("Rows:"), this));
@@ -50,6 +54,8 @@ HeatmapPanel::HeatmapPanel(Session* session, QWidget* parent) : QWidget(parent),
 
     connect(metric_, &QComboBox::currentTextChanged, this, [this](const QString& m) {
         session_->requestMetric(m);
+        fillAggregateChoices();
+        applyAggregate();
         emit metricChanged(m);
     });
     connect(rows_, &QComboBox::currentIndexChanged, this, &HeatmapPanel::applyRowMode);
@@ -69,18 +75,85 @@ HeatmapPanel::HeatmapPanel(Session* session, QWidget* parent) : QWidget(parent),
         view_->setData(session_->run(), v, name);
     });
     connect(session_, &Session::runLoaded, this, [this] {
+        // The clause's scope was the old run's tokens: put it aside until the window selects
+        // the clause again on the new run (after its first evaluation).
+        if (lens_ && lens_->has) {
+            lens_->has = false;
+            lens_->statistic = CellStatistic{};
+            fillAggregateChoices();
+            applyAggregate();
+        }
         // Derived keys' codes: the engine's, computed once per run on first use (here in
         // the index's worker) and shared with the evaluator and discovery.
         view_->setDerivedLookup({});
         if (auto engine = session_->engine())
             view_->setDerivedLookup([engine](const std::string& key) { return engine->derived().get(key); });
         fillRowChoices();
+        if (lens_ && !lens_->rowKey.isEmpty())
+            if (const int i = rows_->findData(QStringList{QStringLiteral("slices"), lens_->rowKey}); i >= 0) {
+                rows_->setCurrentIndex(i);
+                applyRowMode();
+            }
         session_->requestMetric(metric_->currentText());
     });
     setMetric(QStringLiteral("abs_log_ratio"));
 }
 
+HeatmapPanel::~HeatmapPanel() = default;
+
 QString HeatmapPanel::metric() const { return metric_->currentText(); }
+
+void HeatmapPanel::setClause(const std::optional<ClauseLens>& lens) {
+    const bool fresh = !lens || !lens_ || lens_->clause != lens->clause;
+    // A lens put aside while a new run loaded comes back with the clause's statistic.
+    const bool back = lens && lens_ && !fresh && !lens_->has && lens->has;
+    lens_ = lens ? std::make_unique<ClauseLens>(*lens) : nullptr;
+    if (fresh && lens_) {
+        setMetric(lens_->metric);
+        if (!lens_->rowKey.isEmpty())
+            if (const int i = rows_->findData(QStringList{QStringLiteral("slices"), lens_->rowKey}); i >= 0 &&
+                i != rows_->currentIndex()) {
+                rows_->setCurrentIndex(i);   // applyRowMode through the signal
+            }
+    }
+    fillAggregateChoices();
+    if ((fresh || back) && lens_ && lens_->has) {
+        const QSignalBlocker block(aggregate_);
+        aggregate_->setCurrentIndex(0);
+    }
+    applyAggregate();
+}
+
+void HeatmapPanel::fillAggregateChoices() {
+    const QSignalBlocker block(aggregate_);
+    const int was = aggregate_->currentData().isValid() ? aggregate_->currentData().toInt() : -1;
+    aggregate_->clear();
+    const bool clauseHere = lens_ && lens_->has && lens_->metric == metric_->currentText();
+    if (clauseHere)
+        aggregate_->addItem(tr("%1: %2").arg(lens_->clause, lens_->statistic.name), -1);
+    aggregate_->addItem(tr("mean"), int(HeatmapAggregate::Mean));
+    aggregate_->addItem(tr("max"), int(HeatmapAggregate::Max));
+    aggregate_->addItem(tr("share above …"), int(HeatmapAggregate::ShareAbove));
+    const int share = aggregate_->count() - 1;
+    // "Share above" needs a level in the metric's units: a selected clause's on this metric,
+    // or one given before. Never a made-up 0.
+    double level = shareLevel_;
+    if (lens_ && lens_->has && lens_->metric == metric_->currentText())
+        level = lens_->statistic.aggregate == HeatmapAggregate::ShareAbove ? lens_->statistic.threshold
+                                                                            : lens_->statistic.markLevel;
+    if (std::isnan(level)) {
+        if (auto* model = qobject_cast<QStandardItemModel*>(aggregate_->model()))
+            model->item(share)->setEnabled(false);
+        aggregate_->setItemData(share, tr("Select a clause on this metric: its level is the share's"), Qt::ToolTipRole);
+    } else {
+        aggregate_->setItemText(share, tr("share above %1").arg(level, 0, 'g', 4));
+    }
+    aggregate_->setItemData(share, std::isnan(level) ? QVariant() : QVariant(level), Qt::UserRole + 1);
+    int pick = aggregate_->findData(was);
+    if (pick < 0 || (pick == share && std::isnan(level)))
+        pick = 0;
+    aggregate_->setCurrentIndex(pick);
+}
 
 void HeatmapPanel::setMetric(const QString& metric) {
     const int i = metric_->findText(metric);
@@ -88,7 +161,11 @@ void HeatmapPanel::setMetric(const QString& metric) {
         metric_->setCurrentIndex(i);
 }
 
-void HeatmapPanel::setThreshold(double value) { view_->setThreshold(value); }
+void HeatmapPanel::setThreshold(double value) {
+    shareLevel_ = value;
+    fillAggregateChoices();
+    applyAggregate();
+}
 
 void HeatmapPanel::fillRowChoices() {
     const QSignalBlocker block(rows_);
@@ -167,6 +244,27 @@ void HeatmapPanel::showFinding(const std::vector<std::pair<std::string, std::str
     view_->setRowMode(spec, positions);
 }
 
-void HeatmapPanel::applyAggregate() { view_->setAggregate(HeatmapAggregate(aggregate_->currentData().toInt())); }
+void HeatmapPanel::applyAggregate() {
+    const int d = aggregate_->currentData().toInt();
+    const bool clauseHere = lens_ && lens_->has && lens_->metric == metric_->currentText();
+    if (d < 0 && clauseHere) {
+        view_->setStatistic(lens_->statistic);
+        note_->setText(lens_->note);
+        return;
+    }
+    CellStatistic s;
+    s.aggregate = HeatmapAggregate(std::max(0, d));
+    s.name = QString::fromLatin1(aggregateName(s.aggregate));
+    if (s.aggregate == HeatmapAggregate::ShareAbove) {
+        s.threshold = aggregate_->currentData(Qt::UserRole + 1).toDouble();
+        s.name = tr("share above %1").arg(s.threshold, 0, 'g', 4);
+    }
+    view_->setStatistic(s);
+    // Say why nothing is marked: the cells are not what the clause bounds.
+    if (lens_ && lens_->has)
+        note_->setText(tr("unmarked: %1 bounds the %2 of %3").arg(lens_->clause, lens_->statistic.name, lens_->metric));
+    else
+        note_->setText(lens_ ? lens_->note : QString());
+}
 
 }  // namespace kcx::ui

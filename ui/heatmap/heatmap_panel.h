@@ -4,11 +4,14 @@
 
 #include <QWidget>
 
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "ui/heatmap/clause_lens.h"
 
 class QComboBox;
 class QCheckBox;
@@ -27,13 +30,20 @@ class HeatmapPanel : public QWidget {
     Q_OBJECT
 public:
     explicit HeatmapPanel(Session* session, QWidget* parent = nullptr);
+    ~HeatmapPanel() override;
 
     HeatmapView* view() const { return view_; }
     QString metric() const;
 
 public slots:
     void setMetric(const QString& metric);   // a per-token metric
+    // The selected clause's lens (clause_lens.h); nullopt: no clause. A new clause brings
+    // its metric, its statistic and rows by its slice key; the same clause again (after
+    // every evaluation) only updates its limit and scope, and leaves the user's choices.
+    void setClause(const std::optional<ClauseLens>& lens);
+    // The share-above level (tests; a clause's lens sets it otherwise).
     void setThreshold(double value);
+    ScopeCache& scopes() { return *scopes_; }
     // Rows = the sequences of one labeled slice; false when the run has no such slice.
     bool showSequencesOf(const QString& key, const QString& value);
     // Rows = a finding (where every condition holds) and the rest of the run, zoomed to
@@ -49,6 +59,7 @@ private:
     void fillRowChoices();
     void applyRowMode();
     void applyAggregate();
+    void fillAggregateChoices();
 
     Session* session_;
     HeatmapView* view_;
@@ -58,6 +69,9 @@ private:
     QCheckBox* log_;
     QLabel* note_;
     std::shared_ptr<const MetricValues> values_;
+    std::unique_ptr<ClauseLens> lens_;
+    std::unique_ptr<ScopeCache> scopes_;
+    double shareLevel_ = NAN;   // "share above" without a clause: the last level given
 };
 
 }  // namespace kcx::ui

@@ -34,10 +34,11 @@ QImage renderHeatmap(const HeatmapGrid& grid, QSize size, const LevelMapper& lev
         return img;
     }
     // Level of every cell, and for marked cells whether they are big enough to outline.
-    std::vector<uint8_t> level(grid.rows * grid.cols), marked(grid.rows * grid.cols);
+    std::vector<uint8_t> level(grid.rows * grid.cols), marked(grid.rows * grid.cols), few(grid.rows * grid.cols);
     for (size_t k = 0; k < level.size(); ++k) {
         level[k] = grid.n[k] ? levels.level(grid.value[k]) : uint8_t(kEmptyIndex);
-        marked[k] = grid.marked(k / grid.cols, k % grid.cols);
+        marked[k] = grid.n[k] && grid.marked(k / grid.cols, k % grid.cols);
+        few[k] = grid.few(k / grid.cols, k % grid.cols);
     }
     std::vector<size_t> colOf(W), xlo(W), xhi(W);
     for (size_t x = 0; x < W; ++x) {
@@ -53,9 +54,14 @@ QImage renderHeatmap(const HeatmapGrid& grid, QSize size, const LevelMapper& lev
         uchar* line = img.scanLine(int(y));
         const uint8_t* lv = level.data() + r * grid.cols;
         const uint8_t* mk = marked.data() + r * grid.cols;
+        const uint8_t* fw = few.data() + r * grid.cols;
         for (size_t x = 0; x < W; ++x) {
             const size_t c = colOf[x];
             uint8_t v = lv[c];
+            // Few values: every other pixel of a checkerboard in the empty colour, so the
+            // cell reads as faded without hiding its colour (marks still draw on top).
+            if (fw[c] && (x + y) % 2 == 0)
+                v = uint8_t(kEmptyIndex);
             if (mk[c]) {
                 const bool big = xhi[x] - xlo[x] >= 6 && yhi - ylo >= 6;
                 const bool edge = rowEdge || x == xlo[x] || x + 1 == xhi[x];

@@ -24,7 +24,8 @@ inline size_t pixelOfCell(size_t c, size_t pixels, size_t cells) {
 
 // Renders `size` pixels: each pixel takes its cell's level (kEmptyIndex when empty).
 // Cells breaking the threshold (HeatmapGrid::marked) get a kMarkerIndex outline when at least
-// 6 x 6 pixels, else a diagonal hatch (every 4th diagonal).
+// 6 x 6 pixels, else a diagonal hatch (every 4th diagonal). Cells resting on few values
+// (HeatmapGrid::few) are faded: half their pixels, a checkerboard, take the empty colour.
 QImage renderHeatmap(const HeatmapGrid& grid, QSize size, const LevelMapper& levels, ColourMap map);
 
 }  // namespace kcx::ui

@@ -34,11 +34,13 @@ struct IndexResult {
 };
 
 // Whether a grid for `a` has the values of a grid for `b`: the threshold only matters to
-// "share above" (elsewhere it only decides which cells are marked).
+// "share above" and the quantile to "quantile"; marks and the few-values line only decide
+// how cells are drawn.
 bool sameValues(const HeatmapRequest& a, const HeatmapRequest& b) {
     return a.row0 == b.row0 && a.row1 == b.row1 && a.rowBins == b.rowBins && a.pos0 == b.pos0 &&
-           a.pos1 == b.pos1 && a.columns == b.columns && a.aggregate == b.aggregate &&
-           (a.threshold == b.threshold || a.aggregate != HeatmapAggregate::ShareAbove);
+           a.pos1 == b.pos1 && a.columns == b.columns && a.aggregate == b.aggregate && a.scope == b.scope &&
+           (a.threshold == b.threshold || a.aggregate != HeatmapAggregate::ShareAbove) &&
+           (a.quantile == b.quantile || a.aggregate != HeatmapAggregate::Quantile);
 }
 
 // A range of `width` (at least 1, at most total) starting near `start`, inside [0, total).
@@ -80,18 +82,26 @@ void HeatmapView::setRowMode(const HeatmapRowSpec& spec, std::optional<std::pair
     rebuildIndex();
 }
 
-void HeatmapView::setAggregate(HeatmapAggregate aggregate) {
-    if (aggregate == aggregate_)
+void HeatmapView::setStatistic(const CellStatistic& statistic) {
+    if (statistic == stat_)
         return;
-    aggregate_ = aggregate;
+    stat_ = statistic;
     requestRender(true);
+    update();   // the title
+}
+
+void HeatmapView::setAggregate(HeatmapAggregate aggregate) {
+    CellStatistic s;
+    s.aggregate = aggregate;
+    s.threshold = stat_.threshold;
+    s.name = QString::fromLatin1(aggregateName(aggregate));
+    setStatistic(s);
 }
 
 void HeatmapView::setThreshold(double threshold) {
-    if (threshold == threshold_)
-        return;
-    threshold_ = threshold;
-    requestRender(true);
+    CellStatistic s = stat_;
+    s.threshold = threshold;
+    setStatistic(s);
 }
 
 void HeatmapView::setColourScale(const ColourScale& scale) {
@@ -238,8 +248,18 @@ void HeatmapView::startRender() {
     const QRect plot = plotRect();
     if (!index_ || indexRunning_ || plot.width() <= 0 || plot.height() <= 0)
         return;   // (a new index starts its own render)
-    const HeatmapRequest req{row0_, row1_, size_t(plot.height()), pos0_, pos1_, size_t(plot.width()),
-                             aggregate_, threshold_};
+    HeatmapRequest req{row0_, row1_, size_t(plot.height()), pos0_, pos1_, size_t(plot.width()),
+                       stat_.aggregate, stat_.threshold};
+    req.quantile = stat_.quantile;
+    req.mark = stat_.mark;
+    req.markLevel = stat_.markLevel;
+    req.scope = stat_.scope;
+    // Few values only matter where a cell pools a slice's tokens: a sequence row's cell of
+    // one position is that token's value, not an estimate.
+    req.fewBelow = index_->sliceRows() ? stat_.fewBelow : 0;
+    // A tail quantile of a slice needs many values per cell (1,000 for a p99.9): wider
+    // position bins than pixels, so the map is not a field of hatching.
+    req.widenForFew = req.aggregate == HeatmapAggregate::Quantile;
     // Only the colours or the marks changed: recolour the cached grid.
     auto reuse = grid_ && sameValues(grid_->request, req) ? grid_ : nullptr;
     const uint64_t gen = ++*renderGen_;
@@ -250,11 +270,14 @@ void HeatmapView::startRender() {
         r.gen = gen;
         r.index = index;
         try {
-            if (reuse && reuse->request.threshold == req.threshold) {
+            if (reuse && reuse->request.threshold == req.threshold && reuse->request.mark == req.mark &&
+                reuse->request.markLevel == req.markLevel && reuse->request.fewBelow == req.fewBelow) {
                 r.grid = reuse;
-            } else if (reuse) {
+            } else if (reuse) {   // same values, other marks: a copy with the new request
                 auto g = std::make_shared<HeatmapGrid>(*reuse);
-                g->request.threshold = req.threshold;
+                g->request = req;
+                g->rowBins = reuse->rowBins;
+                g->colBins = reuse->colBins;
                 r.grid = std::move(g);
             } else {
                 r.grid = std::make_shared<const HeatmapGrid>(

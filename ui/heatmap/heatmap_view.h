@@ -28,6 +28,24 @@ class QPainter;
 
 namespace kcx::ui {
 
+// What a cell shows and which cells are marked: a plain statistic chosen by the user, or a
+// selected clause's own statistic over its own scope with its limit (HeatmapPanel).
+struct CellStatistic {
+    HeatmapAggregate aggregate = HeatmapAggregate::Mean;
+    double quantile = 0.5;           // Quantile
+    double threshold = 0;            // ShareAbove's level
+    HeatmapMark mark = HeatmapMark::None;
+    double markLevel = 0;            // the clause's limit, in the units of the cell value
+    uint32_t fewBelow = 0;           // cells with fewer values are hatched as resting on little data
+    std::shared_ptr<const std::vector<uint8_t>> scope{};   // tokens that count (nullptr: all)
+    uint64_t scopeCount = 0;         // tokens in scope
+    QString name;                    // e.g. "p99.9" or "share above 0.5" (title, tooltips)
+    QString clause;                  // the clause whose statistic this is, or empty
+    QString markText;                // e.g. "max 0.3" (title, legend)
+    QString scopeText;               // e.g. "precision=fp8, positions 0–63"
+    bool operator==(const CellStatistic&) const = default;
+};
+
 class HeatmapView : public QWidget {
     Q_OBJECT
 public:
@@ -41,7 +59,10 @@ public:
     void setRowMode(const HeatmapRowSpec& spec, std::optional<std::pair<size_t, size_t>> positions = {});
     // How derived slice keys (derived.*) get their codes; without it they cannot be rows.
     void setDerivedLookup(DerivedLookup lookup) { derived_ = std::move(lookup); }
+    void setStatistic(const CellStatistic& statistic);
+    // A plain statistic: no clause, no marks, every token (keeps the share-above level).
     void setAggregate(HeatmapAggregate aggregate);
+    // The level of "share above".
     void setThreshold(double threshold);
     void setColourScale(const ColourScale& scale);
     // The view: index rows [row0, row1) and positions [pos0, pos1), clamped to the data.
@@ -49,8 +70,9 @@ public:
     void resetView();
 
     HeatmapRowSpec rowMode() const { return spec_; }
-    HeatmapAggregate aggregate() const { return aggregate_; }
-    double threshold() const { return threshold_; }
+    const CellStatistic& statistic() const { return stat_; }
+    HeatmapAggregate aggregate() const { return stat_.aggregate; }
+    double threshold() const { return stat_.threshold; }
     ColourScale colourScale() const { return scale_; }
     // What is shown (for tests and status bars); null until the first result.
     std::shared_ptr<const HeatmapIndex> index() const { return index_; }
@@ -105,8 +127,7 @@ private:
     HeatmapRowSpec spec_;
     DerivedLookup derived_;
     std::optional<std::pair<size_t, size_t>> pendingPositions_;
-    HeatmapAggregate aggregate_ = HeatmapAggregate::Mean;
-    double threshold_ = 0;
+    CellStatistic stat_;
     ColourScale scale_;
     size_t row0_ = 0, row1_ = 0, pos0_ = 0, pos1_ = 0;   // the view
 

@@ -38,11 +38,18 @@ QString HeatmapView::toolTipAt(QPoint pt) const {
     s += c.pos1 - c.pos0 == 1 ? tr("\nposition %1").arg(c.pos0) : tr("\npositions %1–%2").arg(c.pos0).arg(c.pos1 - 1);
     if (c.n == 0)
         return s + tr("\nno values");
-    s += tr("\n%1 %2: %3 (n = %4)")
-             .arg(metric_, QString::fromLatin1(aggregateName(grid_->request.aggregate)))
-             .arg(c.value, 0, 'g', 4)
-             .arg(c.n);
-    s += tr("\nmax %1; %2 of %3 above %4").arg(c.max, 0, 'g', 4).arg(c.above).arg(c.n).arg(grid_->request.threshold);
+    const QString name = stat_.name.isEmpty() ? QString::fromLatin1(aggregateName(grid_->request.aggregate)) : stat_.name;
+    s += tr("\n%1 %2: %3 (n = %L4)").arg(metric_, name).arg(c.value, 0, 'g', 4).arg(c.n);
+    if (!stat_.scopeText.isEmpty())
+        s += tr("\nonly the tokens of %1's scope: %2").arg(stat_.clause, stat_.scopeText);
+    if (c.few)
+        s += tr("\nrests on few values: %L1, fewer than the %L2 a %3 needs to mean much (hatched)")
+                 .arg(c.n).arg(grid_->request.fewBelow).arg(name);
+    if (grid_->marked(cell->first, cell->second))
+        s += tr("\nbreaks %1: %2 %3").arg(stat_.clause, name, stat_.markText);
+    s += tr("\nmax %1").arg(c.max, 0, 'g', 4);
+    if (grid_->request.aggregate == HeatmapAggregate::ShareAbove)
+        s += tr("; %L1 of %L2 above %3").arg(c.above).arg(c.n).arg(grid_->request.threshold);
     return s + tr("\nclick to open the sequence");
 }
 

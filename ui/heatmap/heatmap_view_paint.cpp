@@ -78,11 +78,16 @@ void HeatmapView::paintEvent(QPaintEvent*) {
         p.fillRect(r, palette().window());
     const QRectF target = pixmap_.isNull() ? QRectF() : imageTarget();
     const QFontMetrics fm(font());
-    QString title = QStringLiteral("%1 · %2").arg(metric_, QString::fromLatin1(aggregateName(aggregate_)));
-    if (aggregate_ == HeatmapAggregate::ShareAbove)
-        title += QStringLiteral(" %1").arg(number(threshold_));
-    else
-        title += tr(" · marked above %1").arg(number(threshold_));
+    // "abs_log_ratio · N1's p99.9 over precision=fp8 · marked: above max 0.3 · slices by …"
+    const QString name = stat_.name.isEmpty() ? QString::fromLatin1(aggregateName(stat_.aggregate)) : stat_.name;
+    QString title = QStringLiteral("%1 · %2").arg(metric_, stat_.clause.isEmpty() ? name : tr("%1's %2").arg(stat_.clause, name));
+    if (stat_.name.isEmpty() && stat_.aggregate == HeatmapAggregate::ShareAbove)
+        title += QStringLiteral(" %1").arg(number(stat_.threshold));
+    if (!stat_.scopeText.isEmpty())
+        title += tr(" over %1").arg(stat_.scopeText);
+    if (stat_.mark != HeatmapMark::None)
+        title += tr(" · marked: %1 %2").arg(stat_.mark == HeatmapMark::Above ? tr("above") : tr("below"),
+                                            stat_.markText.isEmpty() ? number(stat_.markLevel) : stat_.markText);
     title += QStringLiteral(" · ") + modeText(spec_);
     if (isBusy())
         title += QStringLiteral(" · computing…");
@@ -169,9 +174,11 @@ void HeatmapView::paintLegend(QPainter& p, const QRect& plot) const {
                number(levels.lo()));
     p.drawText(QRect(bar.left(), bar.bottom() + 4, w + kLegendBar, fm.height()), Qt::AlignLeft,
                shownLog_ ? tr("log") : tr("linear"));
-    // Where the threshold falls on the value scale (not for "share above", a fraction).
-    if (aggregate_ != HeatmapAggregate::ShareAbove && threshold_ >= levels.lo() && threshold_ <= levels.hi()) {
-        const double f = double(levels.level(threshold_)) / double(kLevels - 1);
+    // Where the clause's limit falls on the scale: it is in the cells' own units (a marked
+    // statistic is always the clause's own), so it belongs on the same bar.
+    const double limit = stat_.markLevel;
+    if (stat_.mark != HeatmapMark::None && limit >= levels.lo() && limit <= levels.hi()) {
+        const double f = double(levels.level(limit)) / double(kLevels - 1);
         const int y = bar.bottom() - int(std::lround(f * (bar.height() - 1)));
         p.setPen(QPen(QColor::fromRgb(colourTable(scale_.map)[kMarkerIndex]), 2));
         p.drawLine(bar.left() - 4, y, bar.right() + 2, y);

@@ -7,6 +7,8 @@
 
 #include "core/base/sha256.h"
 #include "core/heatmap/heatmap.h"
+#include "core/metrics/derived_slices.h"
+#include "ui/heatmap/clause_lens.h"
 #include "ui/report/report.h"
 #include "ui/report/report_internal.h"
 
@@ -160,18 +162,23 @@ ReportData prepareReport(const ReportInput& in, const Progress& progress) {
     report(progress, 0.4);
     if (values) {
         const std::vector<ValueLine> lines = linesOn(*in.contract, data.metric);
-        // The heatmap outlines cells whose mean is above the first upper threshold on the
-        // metric (that of the clause the metric was chosen for, as the window does for the
-        // selected clause).
-        double markAbove = INFINITY;
-        std::string markLabel;
-        for (const ValueLine& l : lines)
-            if (l.which == "max" || l.which == "level") {
-                markAbove = l.value;
-                markLabel = l.label;
-                break;
-            }
-        data.figures.push_back(heatmapFigure(in.run, values, data.metric, markAbove, markLabel, stage(0.4, 0.6)));
+        // The heatmap shows the clause the metric was chosen for as the window shows a
+        // selected clause: its own statistic over its scope, marked against its limit. The
+        // first failing clause on the metric, else the first clause on it.
+        auto fails = [&](const Clause& c) {
+            return std::any_of(in.evaluation.results.begin(), in.evaluation.results.end(),
+                               [&](const Result& r) { return r.clause == c.id && r.status == Status::Fail; });
+        };
+        const Clause* lensClause = nullptr;
+        for (const Clause& c : in.contract->clauses)
+            if (c.metric == data.metric && (c.family == Family::Numerical || c.family == Family::Statistical) &&
+                (!lensClause || (fails(c) && !fails(*lensClause))))
+                lensClause = &c;
+        std::optional<ClauseLens> lens;
+        if (lensClause)
+            lens = clauseLens(*lensClause, *engine);
+        const DerivedLookup derived = [engine](const std::string& key) { return engine->derived().get(key); };
+        data.figures.push_back(heatmapFigure(in.run, values, data.metric, lens ? &*lens : nullptr, derived, stage(0.4, 0.6)));
         data.histogram = computeHistogram(values->values, 80, false, stage(0.6, 0.7));
         data.histogramLines = lines;
         const int key = in.run->slices.keys.empty() ? -1 : 0;

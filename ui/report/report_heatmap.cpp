@@ -9,6 +9,8 @@
 #include <cmath>
 
 #include "core/heatmap/heatmap.h"
+#include "core/metrics/derived_slices.h"
+#include "ui/heatmap/clause_lens.h"
 #include "ui/heatmap/heatmap_render.h"
 #include "ui/report/report_internal.h"
 #include "ui/style/chart_style.h"
@@ -38,15 +40,20 @@ std::vector<size_t> ticks(size_t end, int want) {
 }  // namespace
 
 ReportFigure heatmapFigure(std::shared_ptr<const Run> run, std::shared_ptr<const MetricValues> values,
-                           const std::string& metric, double markAbove, const std::string& markLabel,
+                           const std::string& metric, const ClauseLens* lens, const DerivedLookup& derived,
                            const Progress& progress) {
     HeatmapRowSpec spec;
-    const bool slices = !run->slices.keys.empty();
+    const bool useLens = lens && lens->has;
+    const std::string lensKey = useLens ? lens->rowKey.toStdString() : std::string();
+    const bool lensRows = !lensKey.empty() && (run->slices.keyIndex(lensKey) >= 0 || (isDerivedKey(lensKey) && derived));
+    const bool slices = lensRows || !run->slices.keys.empty();
     if (slices) {
         spec.mode = HeatmapRows::SliceValues;
-        spec.sliceKey = run->slices.keys.front();
+        spec.sliceKey = lensRows ? lensKey : run->slices.keys.front();
     }
-    const auto index = HeatmapIndex::build(run, values, spec, progress);
+    const auto index = HeatmapIndex::build(run, values, spec, progress, 0, derived);
+    const CellStatistic stat = useLens ? lens->statistic : CellStatistic{};
+    const QString statName = useLens ? stat.name : QStringLiteral("mean");
     const QString qmetric = QString::fromStdString(metric);
     const QString qkey = QString::fromStdString(spec.sliceKey);
 
@@ -72,8 +79,14 @@ ReportFigure heatmapFigure(std::shared_ptr<const Run> run, std::shared_ptr<const
     req.pos0 = 0;
     req.pos1 = index->maxLength();
     req.columns = size_t(plot.width());
-    req.aggregate = HeatmapAggregate::Mean;
-    req.threshold = markAbove;
+    req.aggregate = stat.aggregate;
+    req.quantile = stat.quantile;
+    req.threshold = stat.threshold;
+    req.mark = stat.mark;
+    req.markLevel = stat.markLevel;
+    req.fewBelow = stat.fewBelow;
+    req.scope = stat.scope;
+    req.widenForFew = stat.aggregate == HeatmapAggregate::Quantile;
     const HeatmapGrid grid = computeGrid(*index, req, progress);
     const auto [lo, hi] = colourRange(grid, ColourScale{});
     const LevelMapper levels(lo, hi, false);
@@ -83,8 +96,10 @@ ReportFigure heatmapFigure(std::shared_ptr<const Run> run, std::shared_ptr<const
 
     p.setPen(Qt::black);
     p.setFont(title);
-    const QString heading = slices ? QStringLiteral("Mean %1 by %2 and token position").arg(qmetric, qkey)
-                                   : QStringLiteral("Mean %1 by sequence and token position").arg(qmetric);
+    const QString what = useLens ? QStringLiteral("%1's %2 of %3").arg(stat.clause, statName, qmetric)
+                                 : QStringLiteral("Mean %1").arg(qmetric);
+    const QString heading = slices ? QStringLiteral("%1 by %2 and token position").arg(what, qkey)
+                                   : QStringLiteral("%1 by sequence and token position").arg(what);
     p.drawText(QRect(0, 4, W, 24), Qt::AlignHCenter | Qt::AlignVCenter, heading);
 
     // Row labels, centred on their bands (when the bands are tall enough to read).
@@ -142,17 +157,23 @@ ReportFigure heatmapFigure(std::shared_ptr<const Run> run, std::shared_ptr<const
     }
 
     // What the marks and the grey cells mean.
-    bool anyMarked = false, anyEmpty = false;
+    bool anyMarked = false, anyEmpty = false, anyFew = false;
     for (size_t r = 0; r < grid.rows; ++r)
         for (size_t c = 0; c < grid.cols; ++c) {
             anyMarked = anyMarked || (grid.n[grid.at(r, c)] && grid.marked(r, c));
             anyEmpty = anyEmpty || !grid.n[grid.at(r, c)];
+            anyFew = anyFew || grid.few(r, c);
         }
+    const QString breaks = QStringLiteral("%1 %2 %3").arg(statName, stat.mark == HeatmapMark::Below ? QStringLiteral("below")
+                                                                                                     : QStringLiteral("above"),
+                                                          stat.markText);
     QStringList legend;
     if (anyMarked)
-        legend << QStringLiteral("outlined: mean above %1 = %2").arg(QString::fromStdString(markLabel), reportNumber(markAbove));
+        legend << QStringLiteral("outlined: %1").arg(breaks);
+    if (anyFew)
+        legend << QStringLiteral("faded: fewer than %1 values").arg(stat.fewBelow);
     if (anyEmpty)
-        legend << QStringLiteral("grey: no tokens at these positions");
+        legend << QStringLiteral("grey: no tokens in scope at these positions");
     p.setFont(small);
     p.drawText(QRect(4, H - 16, W - 8, 14), Qt::AlignLeft | Qt::AlignVCenter, legend.join(QStringLiteral(" · ")));
     p.end();
@@ -160,20 +181,22 @@ ReportFigure heatmapFigure(std::shared_ptr<const Run> run, std::shared_ptr<const
     ReportFigure f;
     f.id = "heatmap";
     f.title = QStringLiteral("Divergence heatmap: %1").arg(qmetric);
-    f.caption = QStringLiteral("Each cell is the mean of %1 over the tokens of its rows at its positions "
-                               "(%2 rows, positions 0 to %3 in %4 columns); colours span %5 to %6 (viridis).")
-                    .arg(qmetric)
+    f.caption = QStringLiteral("Each cell is the %1 of %2 over the tokens of its rows at its positions "
+                               "(%3 rows, positions 0 to %4 in %5 columns); colours span %6 to %7 (viridis).")
+                    .arg(statName, qmetric)
                     .arg(index->rowCount())
                     .arg(maxLen ? maxLen - 1 : 0)
                     .arg(grid.cols)
                     .arg(reportNumber(levels.lo()), reportNumber(levels.hi()));
     if (slices)
         f.caption += QStringLiteral(" Rows: the values of the slice key %1.").arg(qkey);
-    if (std::isfinite(markAbove))
-        f.caption += anyMarked ? QStringLiteral(" Outlined cells have a mean above %1 = %2.")
-                                     .arg(QString::fromStdString(markLabel), reportNumber(markAbove))
-                               : QStringLiteral(" No cell's mean is above %1 = %2.")
-                                     .arg(QString::fromStdString(markLabel), reportNumber(markAbove));
+    if (useLens && !stat.scopeText.isEmpty())
+        f.caption += QStringLiteral(" Only the tokens of %1's scope count: %2.").arg(stat.clause, stat.scopeText);
+    if (useLens && stat.mark != HeatmapMark::None)
+        f.caption += anyMarked ? QStringLiteral(" Outlined cells break %1: their %2.").arg(stat.clause, breaks)
+                               : QStringLiteral(" No cell breaks %1 (%2).").arg(stat.clause, breaks);
+    if (anyFew)
+        f.caption += QStringLiteral(" Faded cells rest on fewer than %1 values.").arg(stat.fewBelow);
     f.image = std::move(image);
     return f;
 }

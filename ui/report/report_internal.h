@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "core/heatmap/heatmap.h"
 #include "ui/report/report.h"
 
 QT_BEGIN_NAMESPACE
@@ -15,12 +16,15 @@ QT_END_NAMESPACE
 
 namespace kcx::ui {
 
+struct ClauseLens;
+
 // The divergence heatmap as a kFigureWidth x kFigureHeight picture with row labels, a
-// position axis and a colour bar: rows are the values of the run's first slice key (every
-// sequence when it has none), cells the mean of `metric`; cells whose mean is above
-// `markAbove` are outlined. Any thread (QPainter on a QImage).
+// position axis and a colour bar. With a clause's lens (clause_lens.h), cells are the
+// clause's own statistic over its scope, rows its slice key, and cells breaking its limit
+// are outlined; without one, cells are the mean of `metric` by the run's first slice key
+// (every sequence when it has none), unmarked. Any thread (QPainter on a QImage).
 ReportFigure heatmapFigure(std::shared_ptr<const Run> run, std::shared_ptr<const MetricValues> values,
-                           const std::string& metric, double markAbove, const std::string& markLabel,
+                           const std::string& metric, const ClauseLens* lens, const DerivedLookup& derived,
                            const Progress& progress);
 
 // Renders a chart that lives in `scene` into a size.width() x size.height() image

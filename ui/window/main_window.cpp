@@ -19,6 +19,7 @@
 #include <QVBoxLayout>
 
 #include "ui/contract/contract_panel.h"
+#include "ui/heatmap/clause_lens.h"
 #include "ui/heatmap/heatmap_panel.h"
 #include "ui/heatmap/heatmap_view.h"
 #include "ui/session/background.h"
@@ -219,14 +220,14 @@ void MainWindow::showEvaluation(const EvaluationSnapshot& snapshot) {
 void MainWindow::selectClause(const QString& clause) {
     const auto c = session_->contract();
     const Clause* cl = c ? c->find(clause.toStdString()) : nullptr;
-    if (!cl)
+    if (!cl) {
+        heatmap_->setClause(std::nullopt);
         return;
-    if (!cl->metric.empty() && findMetric(cl->metric) && findMetric(cl->metric)->level == MetricLevel::Token)
-        heatmap_->setMetric(QString::fromStdString(cl->metric));
-    const auto level = session_->threshold(cl->id, "level");
-    const auto max = session_->threshold(cl->id, "max");
-    if (level || max)
-        heatmap_->setThreshold(level ? *level : *max);
+    }
+    // The heatmap shows the clause's own statistic over its own scope, with its current
+    // (perhaps dragged) limit; without a run there is no scope yet.
+    if (session_->run())
+        heatmap_->setClause(clauseLens(*cl, *session_, heatmap_->scopes()));
     panelsSelectClause(charts_, promotion_, clause);
 }
 

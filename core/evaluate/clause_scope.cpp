@@ -1,0 +1,87 @@
+#include "core/evaluate/clause_scope.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "core/metrics/derived_slices.h"
+#include "core/metrics/metrics.h"
+
+namespace kcx {
+
+namespace detail {
+
+std::vector<char> sequencesInScope(const Run& run, const SliceFilter& where, std::string& error) {
+    std::vector<char> keep(run.sequenceCount(), 1);
+    for (const auto& [key, accepted] : where.anyOf) {
+        const int k = run.slices.keyIndex(key);
+        if (k < 0) {
+            error = "the run has no slice key '" + key + "'";
+            return {};
+        }
+        for (size_t s = 0; s < keep.size(); ++s) {
+            const std::string* label = run.slices.label(s, size_t(k));
+            if (!label || std::find(accepted.begin(), accepted.end(), *label) == accepted.end())
+                keep[s] = 0;
+        }
+    }
+    return keep;
+}
+
+}  // namespace detail
+
+ClauseScope clauseTokenScope(const Clause& c, MetricEngine& engine) {
+    ClauseScope out;
+    if (c.where.empty() && !c.positions)
+        return out;
+    const Run& run = engine.run();
+    SliceFilter labeled;
+    struct DerivedFilter {
+        std::shared_ptr<const DerivedCodes> codes;
+        std::vector<char> accept;   // per code
+    };
+    std::vector<DerivedFilter> derivedFilters;
+    for (const auto& [key, accepted] : c.where.anyOf) {
+        if (!isDerivedKey(key)) {
+            labeled.anyOf[key] = accepted;
+            continue;
+        }
+        DerivedFilter f;
+        try {
+            f.codes = engine.derived().get(key);
+        } catch (const std::invalid_argument& e) {
+            out.error = e.what();
+            return out;
+        }
+        f.accept.assign(f.codes->values.size(), 0);
+        for (size_t v = 0; v < f.codes->values.size(); ++v)
+            f.accept[v] = std::find(accepted.begin(), accepted.end(), f.codes->values[v]) != accepted.end();
+        derivedFilters.push_back(std::move(f));
+    }
+    const std::vector<char> keep = detail::sequencesInScope(run, labeled, out.error);
+    if (!out.error.empty())
+        return out;
+    auto mask = std::make_shared<std::vector<uint8_t>>(run.tokenCount(), 0);
+    for (size_t s = 0; s < run.sequenceCount(); ++s) {
+        if (!keep[s])
+            continue;
+        const size_t begin = run.seqBegin(s), len = run.seqLength(s);
+        size_t lo = 0, hi = len;
+        if (c.positions) {   // [from, to), clamped to the sequence, as the evaluator does
+            lo = size_t(std::clamp<int64_t>(c.positions->first, 0, int64_t(len)));
+            hi = std::max(lo, size_t(std::clamp<int64_t>(c.positions->second, 0, int64_t(len))));
+        }
+        for (size_t t = lo; t < hi; ++t) {
+            bool in = true;
+            for (const DerivedFilter& f : derivedFilters) {
+                const int code = f.codes->code(s, begin + t);
+                in = in && code >= 0 && f.accept[size_t(code)];
+            }
+            (*mask)[begin + t] = in;
+            out.count += in;
+        }
+    }
+    out.tokens = std::move(mask);
+    return out;
+}
+
+}  // namespace kcx
