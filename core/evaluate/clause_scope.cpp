@@ -29,8 +29,41 @@ std::vector<char> sequencesInScope(const Run& run, const SliceFilter& where, std
 
 }  // namespace detail
 
-ClauseScope clauseTokenScope(const Clause& c, MetricEngine& engine) {
+std::string clauseScopeKey(const Clause& c, const SliceLabels* slice) {
+    std::string k;
+    for (const auto& [key, values] : c.where.anyOf) {
+        k += key + '\x1f';
+        for (const auto& v : values)
+            k += v + '\x1e';
+        k += '\x1d';
+    }
+    k += '\x1c';
+    if (c.positions)
+        k += std::to_string(c.positions->first) + ':' + std::to_string(c.positions->second);
+    k += '\x1c';
+    if (slice)
+        for (const auto& [key, value] : *slice)
+            k += key + '\x1f' + value + '\x1d';
+    return k;
+}
+
+ClauseScope clauseTokenScope(const Clause& clause, MetricEngine& engine, const SliceLabels* slice) {
     ClauseScope out;
+    if (slice && !slice->empty()) {
+        // A slice's labels narrow the `where`: key = value, within what `where` accepts.
+        Clause c = clause;
+        for (const auto& [key, value] : *slice) {
+            auto it = c.where.anyOf.find(key);
+            if (it == c.where.anyOf.end())
+                c.where.anyOf[key] = {value};
+            else if (std::find(it->second.begin(), it->second.end(), value) != it->second.end())
+                it->second = {value};
+            else
+                it->second.clear();   // outside the clause's own scope: nothing
+        }
+        return clauseTokenScope(c, engine);
+    }
+    const Clause& c = clause;
     if (c.where.empty() && !c.positions)
         return out;
     const Run& run = engine.run();

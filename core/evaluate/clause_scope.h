@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/contract/contract.h"
+#include "core/evaluate/evaluator.h"
 #include "core/formats/run.h"
 
 namespace kcx {
@@ -24,8 +25,14 @@ struct ClauseScope {
 };
 
 // The scope of clause c on the engine's run. Per-sequence metrics have no positions, but
-// a `where` still keeps whole sequences; the mask is per token either way.
-ClauseScope clauseTokenScope(const Clause& c, MetricEngine& engine);
+// a `where` still keeps whole sequences; the mask is per token either way. With `slice`
+// (a result's labels, e.g. {precision: fp8} of a per_slice clause), only that slice's
+// tokens: each label narrows the scope as a one-value `where` would.
+ClauseScope clauseTokenScope(const Clause& c, MetricEngine& engine, const SliceLabels* slice = nullptr);
+
+// A key that is equal for two (clause, slice) pairs exactly when their scopes are: the
+// clause's `where` and `positions` and the slice's labels.
+std::string clauseScopeKey(const Clause& c, const SliceLabels* slice = nullptr);
 
 namespace detail {
 // Which sequences a `where` keeps (labeled keys only); fills `error` when a key is not in

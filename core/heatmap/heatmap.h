@@ -214,6 +214,11 @@ std::optional<HeatmapTarget> cellTarget(const HeatmapIndex& index, const Heatmap
 
 const char* aggregateName(HeatmapAggregate a);   // "mean", "max", "share above", "quantile"
 
+// Values a cell needs before its statistic means much: 10 for a mean, a max or a share,
+// and 1 / (1 − q) for a quantile q ≥ 0.5 (1 / q below), at least 10: with fewer values a
+// p99.9 is only the cell's largest value.
+uint32_t fewValuesFor(HeatmapAggregate aggregate, double q);
+
 // The type-7 quantile q of values[0, n) (reorders them); NaN when n == 0.
 double cellQuantile(double* values, size_t n, double q);
 

@@ -1,5 +1,6 @@
 // computeGrid: reduces the rows and positions in view to at most one cell per pixel.
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "core/base/parallel.h"
@@ -144,6 +145,15 @@ const char* aggregateName(HeatmapAggregate a) {
     case HeatmapAggregate::Quantile: return "quantile";
     }
     return "?";
+}
+
+uint32_t fewValuesFor(HeatmapAggregate aggregate, double q) {
+    if (aggregate != HeatmapAggregate::Quantile)
+        return 10;
+    const double tail = std::min(q, 1.0 - q);
+    if (!(tail > 0))
+        return 10;
+    return std::max<uint32_t>(10, uint32_t(std::ceil(1.0 / tail - 1e-9)));
 }
 
 double cellQuantile(double* values, size_t n, double q) {

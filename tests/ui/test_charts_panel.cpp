@@ -137,7 +137,16 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(panel.histogramChart()->histogram() != nullptr, 60000);
         QTRY_VERIFY_WITH_TIMEOUT(panel.scatterChart()->sample() != nullptr, 60000);
         QTRY_VERIFY_WITH_TIMEOUT(panel.positionChart()->means() != nullptr, 60000);
-        QCOMPARE(panel.histogramChart()->histogram()->shown, uint64_t(session.run()->tokenCount()));
+        // S1's scope is `where: {precision: bf16}`: only bf16 tokens are binned.
+        const Run& run = *session.run();
+        const int precision = run.slices.keyIndex("precision");
+        uint64_t bf16 = 0;
+        for (size_t s = 0; s < run.sequenceCount(); ++s)
+            if (const std::string* l = run.slices.label(s, size_t(precision)); l && *l == "bf16")
+                bf16 += run.seqLength(s);
+        QVERIFY(bf16 > 0 && bf16 < run.tokenCount());
+        QCOMPARE(panel.histogramChart()->histogram()->shown, bf16);
+        QVERIFY(panel.histogramChart()->chart()->title().contains("precision=bf16"));
         QVERIFY(panel.scatterChart()->sample()->index.size() <= 20000);
         QCOMPARE(panel.histogramChart()->thresholds().at(0).which, std::string("level"));
         // S1's results per task; the long_context task fails (docs in demo.yaml).

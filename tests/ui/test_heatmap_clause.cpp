@@ -5,6 +5,8 @@
 // against a type-7 quantile worked out here; another statistic or metric is never marked
 // against N1's limit; N3's `where` and `positions` leave every other token out.
 #include <QComboBox>
+#include <QTreeView>
+#include <QtCharts/QChart>
 #include <QtTest/QTest>
 
 #include <algorithm>
@@ -15,7 +17,11 @@
 #include "core/metrics/metrics.h"
 #include "tests/support/test_runs.h"
 #include "tests/support/window_demo.h"
+#include "ui/charts/charts_panel.h"
+#include "ui/charts/histogram_chart.h"
+#include "ui/charts/position_chart.h"
 #include "ui/contract/contract_panel.h"
+#include "ui/contract/results_model.h"
 #include "ui/heatmap/clause_lens.h"
 #include "ui/heatmap/heatmap_panel.h"
 #include "ui/heatmap/heatmap_view.h"
@@ -273,6 +279,51 @@ statistical:
         QVERIFY(marked > 0);   // the fp8 tail shows
         // Cells are wide enough that most rest on enough values for a p99.9.
         QVERIFY2(few < checked / 2, qPrintable(QString("%1 of %2 cells few").arg(few).arg(checked)));
+
+        // The charts show N1's fp8 result: the histogram bins only fp8 tokens, marks N1's
+        // observed p99.9 and, N1's max being in the tail, counts on a log axis; the position
+        // chart shows the p99.9 per position bin of those tokens.
+        auto* charts = w.findChild<ChartsPanel*>();
+        QVERIFY(charts);
+        ResultsModel* model = w.contractPanel()->model();
+        QModelIndex fp8Row;
+        for (int f = 0; f < model->rowCount() && !fp8Row.isValid(); ++f)
+            for (int r = 0; r < model->rowCount(model->index(f, 0)); ++r) {
+                const QModelIndex i = model->index(r, 0, model->index(f, 0));
+                const Result* res = model->resultAt(i);
+                if (res && res->clause == "N1" && res->slice && res->slice->at("precision") == "fp8")
+                    fp8Row = i;
+            }
+        QVERIFY(fp8Row.isValid());
+        w.contractPanel()->view()->setCurrentIndex(fp8Row);
+        const int precision = run.slices.keyIndex("precision");
+        uint64_t fp8 = 0, fp8Above = 0;
+        std::vector<double> fp8Values;
+        for (size_t s = 0; s < run.sequenceCount(); ++s)
+            if (const std::string* l = run.slices.label(s, size_t(precision)); l && *l == "fp8")
+                for (size_t i = run.seqBegin(s); i < run.seqEnd(s); ++i)
+                    if (std::isfinite(values->values[i])) {
+                        ++fp8;
+                        fp8Above += values->values[i] > 0.3;
+                        fp8Values.push_back(values->values[i]);
+                    }
+        HistogramChart* histogram = charts->histogramChart();
+        QTRY_VERIFY(!histogram->isBusy() && histogram->histogram() && histogram->histogram()->shown == fp8);
+        QVERIFY(histogram->chart()->title().contains("precision=fp8"));
+        QVERIFY(histogram->observed());
+        QVERIFY(std::fabs(histogram->observed()->value - type7(fp8Values, 0.999)) <= 1e-12);
+        QVERIFY(double(fp8Above) < 0.05 * double(fp8));   // the limit is in the tail ...
+        QVERIFY(histogram->logCount());                   // ... so the count axis is log
+        PositionChart* position = charts->positionChart();
+        QCOMPARE(position->statistic().kind, PositionStatistic::Kind::Quantile);
+        QCOMPARE(position->statistic().q, 0.999);
+        QTRY_VERIFY(!position->isBusy() && position->means());
+        uint64_t plotted = 0;
+        for (const PositionSeries& ps : position->means()->series)
+            for (uint64_t c : ps.count)
+                plotted += c;
+        QCOMPARE(plotted, fp8);   // only N1's fp8 tokens
+        QVERIFY(position->chart()->title().startsWith("p99.9 of abs_log_ratio"));
 
         // The user's own statistic: the mean is not what N1 bounds, so nothing is marked.
         QComboBox* cell = comboNamed(&w, QStringLiteral("Heatmap cell statistic"));

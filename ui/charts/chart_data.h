@@ -59,13 +59,29 @@ struct PositionMeans {
     size_t binWidth = 1;              // positions per bin: ceil(longest / maxBins)
     size_t longest = 0;               // the run's longest sequence
     std::vector<PositionSeries> series;   // one per slice value with data, in value order
+    uint64_t fewBins = 0;             // points resting on fewer than the statistic's fewBelow values
 };
 
-// Mean of a per-token metric per position bin, one series per value of slice key
-// `sliceKey` (an index into run.slices.keys; -1: one series "all"). Bins without values
-// are left out of a series; series without values are left out.
+// What a point of the position chart is: the mean (default), a selected clause's quantile
+// (type 7, as SPEC 3) or its share above a level, over the tokens of a scope.
+struct PositionStatistic {
+    enum class Kind { Mean, Quantile, ShareAbove };
+    Kind kind = Kind::Mean;
+    double q = 0.5;                   // Quantile
+    double level = 0;                 // ShareAbove
+    uint32_t fewBelow = 0;            // Quantile: bins are widened until 3 in 4 have this many
+    std::string name = "mean";        // axis and title, e.g. "p99.9"
+};
+
+// `statistic` of a per-token metric per position bin, one series per value of slice key
+// `sliceKey` (an index into run.slices.keys; -1: one series "all"), counting only tokens
+// whose scope byte is non-zero (scope: one byte per token, or null for all). Bins without
+// values are left out of a series; series without values are left out. For a quantile
+// with fewBelow, the bin width grows (from ceil(longest / maxBins)) until at least 3 in 4
+// non-empty bins hold fewBelow values, as the heatmap's columns do.
 PositionMeans computePositionMeans(const Run& run, std::span<const double> tokenValues, int sliceKey,
-                                   size_t maxBins, const Progress& progress = {});
+                                   size_t maxBins, const Progress& progress = {}, const uint8_t* scope = nullptr,
+                                   const PositionStatistic& statistic = {});
 
 // ---- thresholds on the value axis (chart_data.cpp) ----------------------------------------
 struct ValueLine {

@@ -56,6 +56,7 @@ ChartsPanel::ChartsPanel(Session* session, QWidget* parent)
 
     connect(tabs_, &QTabWidget::currentChanged, this, &ChartsPanel::updateControls);
     connect(histogram_, &HistogramChart::updated, this, &ChartsPanel::updateControls);
+    connect(histogram_, &HistogramChart::logCountChanged, this, &ChartsPanel::updateControls);
     connect(scatter_, &ScatterChart::updated, this, &ChartsPanel::updateControls);
     connect(position_, &PositionChart::updated, this, &ChartsPanel::updateControls);
     connect(histogram_, &HistogramChart::thresholdDragged, this, &ChartsPanel::onThresholdDragged);

@@ -17,8 +17,11 @@
 #include <QWidget>
 
 #include <memory>
+#include <optional>
 
+#include "core/evaluate/evaluator.h"
 #include "core/metrics/metrics.h"
+#include "ui/charts/chart_data.h"
 
 QT_BEGIN_NAMESPACE
 class QCheckBox;
@@ -55,7 +58,9 @@ public:
 
 public slots:
     // Shows this clause: its metric, its per_slice key and its thresholds ("" for none).
-    void setClause(const QString& clauseId);
+    // With `slice` (the selected result's labels), the histogram and the position chart
+    // show that slice of the clause's scope, and the result's observed value and interval.
+    void setClause(const QString& clauseId, const std::optional<SliceLabels>& slice = std::nullopt);
     // Shows a metric (requested from the session when needed).
     void setMetric(const QString& name);
     // The slice key of the position chart ("" for one line over all sequences).
@@ -70,6 +75,9 @@ private:
     void fillMetrics();
     void fillSliceKeys();
     void updateThresholds();
+    void updateScope();      // charts_panel_clause.cpp: the clause's tokens, the result's value
+    void updateObserved();
+    std::vector<ValueLine> positionLines(const std::vector<ValueLine>& valueLines) const;
     void updateBars();
     void updateControls();
     void onRunLoaded();
@@ -82,6 +90,7 @@ private:
     QPointer<QUndoStack> undo_;
     QString clause_, metric_ = QStringLiteral("abs_log_ratio");
     bool clauseApplied_ = false;
+    std::optional<SliceLabels> slice_;
     std::shared_ptr<const MetricValues> values_;   // of metric_, once ready
     QComboBox* metricBox_ = nullptr;
     QComboBox* sliceBox_ = nullptr;

@@ -16,12 +16,17 @@ namespace kcx::ui {
 
 void ChartsPanel::setUndoStack(QUndoStack* stack) { undo_ = stack; }
 
-void ChartsPanel::setClause(const QString& clauseId) {
+void ChartsPanel::setClause(const QString& clauseId, const std::optional<SliceLabels>& slice) {
     // The window re-selects the current clause after every evaluation: nothing to redo
-    // (thresholds and bars follow their own signals), and the user's metric stays.
-    if (clauseId == clause_ && clauseApplied_)
+    // (thresholds and bars follow their own signals), and the user's metric stays; only the
+    // observed value may have moved.
+    if (clauseId == clause_ && slice == slice_ && clauseApplied_) {
+        updateObserved();
         return;
+    }
     clause_ = clauseId;
+    slice_ = slice;
+    histogram_->setAutoLogCount(true);   // a new clause: its threshold decides the count axis
     applyClause();
 }
 
@@ -36,8 +41,10 @@ void ChartsPanel::applyClause() {
         if (!c->perSlice.empty())
             setSliceKey(QString::fromStdString(c->perSlice));
     }
+    updateScope();   // first: the position chart's lines depend on its statistic
     updateThresholds();
     updateBars();
+    updateObserved();
 }
 
 void ChartsPanel::setMetric(const QString& name) {
@@ -55,7 +62,9 @@ void ChartsPanel::setMetric(const QString& name) {
         position_->setData(session_->run(), nullptr, name);
         session_->requestMetric(name);
     }
+    updateScope();
     updateThresholds();
+    updateObserved();
     if (changed)
         emit metricChanged(name);
 }
@@ -68,7 +77,7 @@ void ChartsPanel::updateThresholds() {
         lines = valueLines(*c);
     if (!histogram_->dragging())
         histogram_->setThresholds(lines);
-    position_->setThresholds(std::move(lines));
+    position_->setThresholds(positionLines(lines));
 }
 
 void ChartsPanel::updateBars() {
@@ -96,6 +105,7 @@ void ChartsPanel::onEvaluated(const EvaluationSnapshot& snapshot) {
         scatter_->setRun(snapshot.run);
     if (snapshot.evaluation)
         bars_->setResults(snapshot.evaluation->results, clause_);
+    updateObserved();
 }
 
 void ChartsPanel::onMetricReady(const QString& name, std::shared_ptr<const MetricValues> values) {

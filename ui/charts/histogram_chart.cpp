@@ -48,9 +48,57 @@ void HistogramChart::setLogX(bool on) {
 }
 
 void HistogramChart::setLogCount(bool on) {
+    autoLog_ = false;   // the user's choice from now on
     if (on == logCount_)
         return;
     logCount_ = on;
+    rebuild();
+}
+
+void HistogramChart::setAutoLogCount(bool on) {
+    autoLog_ = on;
+    applyAutoLog();
+}
+
+void HistogramChart::applyAutoLog() {
+    const Histogram* h = histogram_.get();
+    if (!autoLog_ || !h || h->shown == 0 || dragging())
+        return;
+    // In the tail: fewer than 5 % of the shown values lie beyond a threshold line (above a
+    // max or level, below a min).
+    bool tail = false;
+    for (const ValueLine& l : lines_) {
+        if (!std::isfinite(l.value) || l.which == "aggregate")
+            continue;
+        uint64_t beyond = 0;
+        for (size_t b = 0; b < h->counts.size(); ++b) {
+            const double mid = 0.5 * (h->edge(b) + h->edge(b + 1));
+            beyond += (l.which == "min" ? mid < l.value : mid > l.value) ? h->counts[b] : 0;
+        }
+        tail = tail || double(beyond) < 0.05 * double(h->shown);
+    }
+    if (tail != logCount_) {
+        logCount_ = tail;
+        rebuild();
+        emit logCountChanged(tail);
+    }
+}
+
+void HistogramChart::setScope(std::shared_ptr<const std::vector<uint8_t>> mask, const QString& name) {
+    if (mask == scope_ && name == scopeName_)
+        return;
+    scope_ = std::move(mask);
+    scopeName_ = name;
+    recompute();
+}
+
+void HistogramChart::setObserved(std::optional<Observed> observed) {
+    const bool same = observed.has_value() == observed_.has_value() &&
+                      (!observed || (observed->value == observed_->value && observed->interval == observed_->interval &&
+                                     observed->label == observed_->label));
+    if (same)
+        return;
+    observed_ = std::move(observed);
     rebuild();
 }
 
@@ -73,16 +121,25 @@ void HistogramChart::recompute() {
     auto values = values_;
     const int bins = bins_;
     const bool logX = logX_;
+    auto scope = scope_ && scope_->size() == values_->values.size() ? scope_ : nullptr;
     // Before start(): a quick job's result may be applied inside it.
     caption_->setText(tr("Computing the histogram of %1…").arg(metric_));
     jobs_.start(
         this,
-        [values, bins, logX](const Progress& p) {
-            return std::make_shared<const Histogram>(computeHistogram(values->values, bins, logX, p));
+        [values, bins, logX, scope](const Progress& p) {
+            if (!scope)
+                return std::make_shared<const Histogram>(computeHistogram(values->values, bins, logX, p));
+            std::vector<double> in;   // the scope's values (NaN kept: counted as missing)
+            in.reserve(size_t(std::count(scope->begin(), scope->end(), uint8_t(1))));
+            for (size_t i = 0; i < scope->size(); ++i)
+                if ((*scope)[i])
+                    in.push_back(values->values[i]);
+            return std::make_shared<const Histogram>(computeHistogram(in, bins, logX, p));
         },
         [this](std::shared_ptr<const Histogram> h) {
             histogram_ = std::move(h);
             rebuild();
+            applyAutoLog();
             emit updated();
         },
         [this](const QString& message) { caption_->setText(message); });
@@ -98,6 +155,7 @@ void HistogramChart::setThresholds(std::vector<ValueLine> lines) {
         emit thresholdDragFinished();
     }
     rebuild();
+    applyAutoLog();
 }
 
 void HistogramChart::setThresholdValue(const QString& which, double value) {
@@ -121,7 +179,8 @@ void HistogramChart::rebuild() {
         chart_->setTitle(metric_.isEmpty() ? tr("No metric") : tr("%1: computing…").arg(metric_));
         return;
     }
-    chart_->setTitle(tr("Distribution of %1").arg(metric_));
+    chart_->setTitle(scopeName_.isEmpty() ? tr("Distribution of %1").arg(metric_)
+                                          : tr("Distribution of %1 in %2").arg(metric_, scopeName_));
     const size_t bins = h->counts.size();
     const double base = logCount_ ? 0.5 : 0.0;
     auto* upper = new QLineSeries;
@@ -148,6 +207,10 @@ void HistogramChart::rebuild() {
             lo = std::min(lo, l.value);
             hi = std::max(hi, l.value);
         }
+    if (observed_ && std::isfinite(observed_->value) && (!logX_ || observed_->value > 0)) {
+        lo = std::min(lo, observed_->value);
+        hi = std::max(hi, observed_->value);
+    }
     std::tie(xLo_, xHi_) = padded(lo, hi, logX_, 0.03);
     if (!logX_ && lo >= 0)
         xLo_ = std::max(xLo_, 0.0);   // a non-negative metric's axis starts at 0
@@ -155,11 +218,12 @@ void HistogramChart::rebuild() {
     yLo_ = base;
     yHi_ = logCount_ ? top * 2.0 : top * 1.08;
     QAbstractAxis* ax = addValueAxis(chart_, Qt::AlignBottom, logX_, xLo_, xHi_, logX_ ? tr("%1 (log scale)").arg(metric_) : metric_);
-    QAbstractAxis* ay = addValueAxis(chart_, Qt::AlignLeft, logCount_, yLo_, yHi_, logCount_ ? tr("count (log scale)") : tr("count"));
+    QAbstractAxis* ay = addValueAxis(chart_, Qt::AlignLeft, logCount_, yLo_, yHi_, logCount_ ? tr("count (log)") : tr("count"));
     std::tie(xLo_, xHi_) = axisRange(ax);
     std::tie(yLo_, yHi_) = axisRange(ay);
     attach(area_, ax, ay);
 
+    addObserved(ax, ay);
     for (size_t i = 0; i < lines_.size(); ++i) {
         if (!std::isfinite(lines_[i].value) || (logX_ && lines_[i].value <= 0))
             continue;
@@ -181,6 +245,39 @@ void HistogramChart::rebuild() {
         parts << tr("%1 ≤ 0 (not on the log axis)").arg(countText(h->nonpositive));
     parts << tr("%1 bins").arg(bins);
     caption_->setText(parts.join(QStringLiteral(" · ")));
+}
+
+void HistogramChart::addObserved(QAbstractAxis* ax, QAbstractAxis* ay) {
+    if (!observed_ || !std::isfinite(observed_->value) || (logX_ && observed_->value <= 0))
+        return;
+    const QColor colour(0xd9, 0x5f, 0x02);   // orange: the run's value, apart from the red limits
+    if (const auto& iv = observed_->interval; iv && std::isfinite(iv->first) && std::isfinite(iv->second)) {
+        const double a = std::clamp(iv->first, xLo_, xHi_), b = std::clamp(iv->second, xLo_, xHi_);
+        auto* top = new QLineSeries;
+        auto* bottom = new QLineSeries;
+        top->append(a, yHi_);
+        top->append(b, yHi_);
+        bottom->append(a, yLo_);
+        bottom->append(b, yLo_);
+        auto* band = new QAreaSeries(top, bottom);
+        top->setParent(band);
+        bottom->setParent(band);
+        QColor fill = colour;
+        fill.setAlpha(50);
+        band->setColor(fill);
+        band->setBorderColor(Qt::transparent);
+        band->setName(tr("95 % interval [%1, %2]").arg(numberText(iv->first), numberText(iv->second)));
+        chart_->addSeries(band);
+        attach(band, ax, ay);
+    }
+    auto* line = new QLineSeries;
+    line->setPen(QPen(colour, 2, Qt::DashLine));
+    const double x = std::clamp(observed_->value, xLo_, xHi_);
+    line->append(x, yLo_);
+    line->append(x, yHi_);
+    line->setName(tr("%1 = %2").arg(observed_->label, numberText(observed_->value)));
+    chart_->addSeries(line);
+    attach(line, ax, ay);
 }
 
 void HistogramChart::placeLine(size_t i) {

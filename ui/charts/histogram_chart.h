@@ -15,6 +15,7 @@
 
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "core/metrics/metrics.h"
@@ -40,6 +41,24 @@ public:
 
     // The values to bin (per-token or per-sequence); `metric` names the x axis.
     void setValues(std::shared_ptr<const MetricValues> values, const QString& metric);
+    // Only these values count (one byte per value, non-zero = counts; nullptr: all), named
+    // in the title (e.g. "N1: precision=fp8"). A mask of another length is ignored.
+    void setScope(std::shared_ptr<const std::vector<uint8_t>> mask, const QString& name);
+    QString scopeName() const { return scopeName_; }
+    // The selected result's observed value, drawn as a dashed line, with its interval as a
+    // band when it has one (in the metric's units only; nullopt: none).
+    struct Observed {
+        double value = 0;
+        std::optional<std::pair<double, double>> interval;
+        QString label;   // e.g. "N1 p99.9 (fp8)"
+    };
+    void setObserved(std::optional<Observed> observed);
+    const std::optional<Observed>& observed() const { return observed_; }
+    // Log count switches itself on when a threshold line sits in the tail (fewer than 5 %
+    // of the shown values beyond it), so the bins around it are not flat; off again when
+    // none does. Until the user sets it (setLogCount), after which it is theirs.
+    void setAutoLogCount(bool on);
+    bool autoLogCount() const { return autoLog_; }
     void clear();
     void setLogX(bool on);          // bins equal-width in log10 (re-bins)
     void setLogCount(bool on);      // a log count axis (redraw only)
@@ -67,6 +86,7 @@ public:
     QPoint positionOf(double value) const;
 
 signals:
+    void logCountChanged(bool on);   // by itself (setAutoLogCount)
     void thresholdDragged(double value, quint64 gesture);
     void thresholdDragFinished();
     void updated();   // a new histogram is on screen
@@ -77,6 +97,8 @@ protected:
 private:
     void recompute();
     void rebuild();
+    void applyAutoLog();
+    void addObserved(QAbstractAxis* ax, QAbstractAxis* ay);
     void placeLine(size_t i);
     int lineNear(QPoint viewportPos) const;
     void dragTo(QPoint viewportPos);
@@ -98,6 +120,10 @@ private:
     quint64 gesture_ = 0;
     double lastDragValue_ = 0;
     QString dragWhich_;
+    std::shared_ptr<const std::vector<uint8_t>> scope_;
+    QString scopeName_;
+    std::optional<Observed> observed_;
+    bool autoLog_ = true;
 };
 
 }  // namespace kcx::ui

@@ -66,6 +66,22 @@ void PositionChart::setMaxBins(size_t bins) {
     recompute();
 }
 
+void PositionChart::setScope(std::shared_ptr<const std::vector<uint8_t>> mask, const QString& name) {
+    if (mask == scope_ && name == scopeName_)
+        return;
+    scope_ = std::move(mask);
+    scopeName_ = name;
+    recompute();
+}
+
+void PositionChart::setStatistic(const PositionStatistic& statistic) {
+    if (statistic.kind == statistic_.kind && statistic.q == statistic_.q && statistic.level == statistic_.level &&
+        statistic.fewBelow == statistic_.fewBelow && statistic.name == statistic_.name)
+        return;
+    statistic_ = statistic;
+    recompute();
+}
+
 void PositionChart::setThresholds(std::vector<ValueLine> lines) {
     // A moved threshold (the usual edit) moves its line and the y range; no rebuild.
     auto drawn = [this](const std::vector<ValueLine>& ls) {
@@ -125,12 +141,15 @@ void PositionChart::recompute() {
     auto values = values_;
     const int key = sliceKey_;
     const size_t bins = maxBins_;
+    auto scope = scope_ && scope_->size() == run_->tokenCount() ? scope_ : nullptr;
+    const PositionStatistic stat = statistic_;
     rebuild();
-    caption_->setText(tr("Averaging %1 per position…").arg(metric_));   // before start(): see ChartJobs
+    caption_->setText(tr("Computing the %1 of %2 per position…").arg(QString::fromStdString(stat.name), metric_));   // before start(): see ChartJobs
     jobs_.start(
         this,
-        [run, values, key, bins](const Progress& p) {
-            return std::make_shared<const PositionMeans>(computePositionMeans(*run, values->values, key, bins, p));
+        [run, values, key, bins, scope, stat](const Progress& p) {
+            return std::make_shared<const PositionMeans>(
+                computePositionMeans(*run, values->values, key, bins, p, scope ? scope->data() : nullptr, stat));
         },
         [this](std::shared_ptr<const PositionMeans> m) {
             means_ = std::move(m);
@@ -145,7 +164,11 @@ void PositionChart::rebuild() {
     xAxis_ = yAxis_ = nullptr;
     lineSeries_.clear();
     const PositionMeans* m = means_.get();
-    chart_->setTitle(metric_.isEmpty() ? tr("No metric") : tr("Mean %1 by token position").arg(metric_));
+    const QString stat = QString::fromStdString(statistic_.name);
+    QString title = metric_.isEmpty() ? tr("No metric") : tr("%1 of %2 by token position").arg(stat, metric_);
+    if (!metric_.isEmpty() && !scopeName_.isEmpty())
+        title += tr(" in %1").arg(scopeName_);
+    chart_->setTitle(title);
     if (!m)
         return;
     double lo = std::numeric_limits<double>::infinity(), hi = -lo;
@@ -174,7 +197,7 @@ void PositionChart::rebuild() {
                                      tr("token position"));
     const double xHi = axisRange(ax).second;
     QAbstractAxis* ay = addValueAxis(chart_, Qt::AlignLeft, logY_, lo, hi,
-                                     logY_ ? tr("mean %1 (log scale)").arg(metric_) : tr("mean %1").arg(metric_));
+                                     logY_ ? tr("%1 %2 (log scale)").arg(stat, metric_) : tr("%1 %2").arg(stat, metric_));
     for (QLineSeries* s : series) {
         chart_->addSeries(s);
         attach(s, ax, ay);
@@ -195,7 +218,9 @@ void PositionChart::rebuild() {
     yAxis_ = ay;
     QString text = tr("Bins of %1 positions; longest sequence %2 tokens").arg(m->binWidth).arg(m->longest);
     if (hidden)
-        text += tr(" · %1 bins with mean ≤ 0 not on the log axis").arg(hidden);
+        text += tr(" · %1 bins with a value ≤ 0 not on the log axis").arg(hidden);
+    if (m->fewBins)
+        text += tr(" · %1 points rest on fewer than %2 values").arg(m->fewBins).arg(statistic_.fewBelow);
     caption_->setText(text);
 }
 

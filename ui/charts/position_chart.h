@@ -36,6 +36,11 @@ public:
     void setLogY(bool on);              // redraw only
     void setMaxBins(size_t bins);
     void setThresholds(std::vector<ValueLine> lines);
+    // Only these tokens count (one byte per token; nullptr: all), named in the title.
+    void setScope(std::shared_ptr<const std::vector<uint8_t>> mask, const QString& name);
+    // What each point is (the mean unless a selected clause bounds something else).
+    void setStatistic(const PositionStatistic& statistic);
+    const PositionStatistic& statistic() const { return statistic_; }
     int sliceKey() const { return sliceKey_; }
     bool logY() const { return logY_; }
     size_t maxBins() const { return maxBins_; }
@@ -67,6 +72,9 @@ private:
     bool logY_ = false;
     size_t maxBins_ = 200;
     std::vector<ValueLine> lines_;
+    std::shared_ptr<const std::vector<uint8_t>> scope_;
+    QString scopeName_;
+    PositionStatistic statistic_;
     // From the last rebuild: what a threshold edit updates in place.
     double dataLo_ = 0, dataHi_ = 0;
     QAbstractAxis* xAxis_ = nullptr;

@@ -65,6 +65,11 @@ ContractPanel::ContractPanel(Session* session, QUndoStack* undo, QWidget* parent
 
 QString ContractPanel::selectedClause() const { return editor_->clause(); }
 
+const Result* ContractPanel::selectedResult() const {
+    const QModelIndex cur = view_->currentIndex();
+    return cur.isValid() ? model_->resultAt(cur.siblingAtColumn(0)) : nullptr;
+}
+
 void ContractPanel::selectClause(const QString& clauseId) {
     const QModelIndex idx = model_->indexOfClause(clauseId);
     if (idx.isValid()) {

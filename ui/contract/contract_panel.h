@@ -9,6 +9,10 @@ class QTreeView;
 class QUndoStack;
 class QComboBox;
 
+namespace kcx {
+struct Result;
+}
+
 namespace kcx::ui {
 
 class Session;
@@ -24,6 +28,8 @@ public:
     ResultsModel* model() const { return model_; }
     QTreeView* view() const { return view_; }
     QString selectedClause() const;
+    // The result on the selected row (a clause's row in one slice), or null.
+    const Result* selectedResult() const;
 
 public slots:
     void selectClause(const QString& clauseId);

@@ -13,44 +13,7 @@ namespace {
 
 QString lensNumber(double v) { return QString::number(v, 'g', 6); }
 
-// The key of a clause's scope in the cache: its `where` and `positions`.
-std::string scopeKey(const Clause& c) {
-    std::string k;
-    for (const auto& [key, values] : c.where.anyOf) {
-        k += key + '\x1f';
-        for (const auto& v : values)
-            k += v + '\x1e';
-        k += '\x1d';
-    }
-    if (c.positions)
-        k += std::to_string(c.positions->first) + ':' + std::to_string(c.positions->second);
-    return k;
-}
-
 }  // namespace
-
-ClauseScope ScopeCache::get(const Clause& c, const std::shared_ptr<MetricEngine>& engine) {
-    if (!engine)
-        return {};
-    if (engine_.lock() != engine) {
-        scopes_.clear();
-        engine_ = engine;
-    }
-    const std::string key = scopeKey(c);
-    auto it = scopes_.find(key);
-    if (it == scopes_.end())
-        it = scopes_.emplace(key, clauseTokenScope(c, *engine)).first;
-    return it->second;
-}
-
-uint32_t fewValuesFor(HeatmapAggregate aggregate, double q) {
-    if (aggregate != HeatmapAggregate::Quantile)
-        return 10;
-    const double tail = std::min(q, 1.0 - q);
-    if (!(tail > 0))
-        return 10;
-    return std::max<uint32_t>(10, uint32_t(std::ceil(1.0 / tail - 1e-9)));
-}
 
 QString scopeText(const Clause& c) {
     QStringList parts;
@@ -65,10 +28,10 @@ QString scopeText(const Clause& c) {
     return parts.join(QStringLiteral(", "));
 }
 
-ClauseLens clauseLens(const Clause& c, const Session& session, ScopeCache& scopes) {
+ClauseLens clauseLens(const Clause& c, Session& session) {
     return clauseLens(
         c, [&](const std::string& which) { return session.threshold(c.id, which); },
-        [&] { return scopes.get(c, session.engine()); });
+        [&] { return session.clauseScope(c); });
 }
 
 ClauseLens clauseLens(const Clause& c, MetricEngine& engine) {

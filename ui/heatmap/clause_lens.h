@@ -36,27 +36,12 @@ struct ClauseLens {
     QString note;     // why the clause has no cell statistic, or why its scope is unknown
 };
 
-// The scopes of clauses, computed once per (run, where, positions) and kept.
-class ScopeCache {
-public:
-    ClauseScope get(const Clause& c, const std::shared_ptr<MetricEngine>& engine);
-
-private:
-    std::weak_ptr<MetricEngine> engine_;
-    std::map<std::string, ClauseScope> scopes_;
-};
-
-// Values a cell needs before its statistic means much: 10 for a mean, a max or a share,
-// and 1 / (1 − q) for a quantile q ≥ 0.5 (1 / q below): fewer values and a p99.9 is only
-// the cell's largest value.
-uint32_t fewValuesFor(HeatmapAggregate aggregate, double q);
-
 // The lens of clause c. thresholdOf("max" | "min" | "level") gives the clause's current
 // limits; scopeOf gives its scope (called only when cells can show the clause).
 ClauseLens clauseLens(const Clause& c, const std::function<std::optional<double>(const std::string&)>& thresholdOf,
                       const std::function<ClauseScope()>& scopeOf);
 // With the session's current thresholds (dragged values included) and its run's scope.
-ClauseLens clauseLens(const Clause& c, const Session& session, ScopeCache& scopes);
+ClauseLens clauseLens(const Clause& c, Session& session);
 // With the thresholds written in the clause (the report).
 ClauseLens clauseLens(const Clause& c, MetricEngine& engine);
 

@@ -33,7 +33,6 @@ HeatmapPanel::HeatmapPanel(Session* session, QWidget* parent) : QWidget(parent),
     aggregate_->setAccessibleName(tr("Heatmap cell statistic"));
     aggregate_->setToolTip(tr("How the values that fall into one cell are combined. With a clause selected, "
                               "its own statistic over its own scope, marked where a cell breaks its limit"));
-    scopes_ = std::make_unique<ScopeCache>();
     fillAggregateChoices();
     log_ = new QCheckBox(tr("log colour"), this);
     note_ = new QLabel(this);

@@ -43,7 +43,7 @@ public slots:
     void setClause(const std::optional<ClauseLens>& lens);
     // The share-above level (tests; a clause's lens sets it otherwise).
     void setThreshold(double value);
-    ScopeCache& scopes() { return *scopes_; }
+
     // Rows = the sequences of one labeled slice; false when the run has no such slice.
     bool showSequencesOf(const QString& key, const QString& value);
     // Rows = a finding (where every condition holds) and the rest of the run, zoomed to
@@ -70,7 +70,6 @@ private:
     QLabel* note_;
     std::shared_ptr<const MetricValues> values_;
     std::unique_ptr<ClauseLens> lens_;
-    std::unique_ptr<ScopeCache> scopes_;
     double shareLevel_ = NAN;   // "share above" without a clause: the last level given
 };
 

@@ -243,6 +243,22 @@ bool Session::setContractText(const std::string& text, const QString& name, cons
     return true;
 }
 
+ClauseScope Session::clauseScope(const Clause& c, const SliceLabels* slice) {
+    if (!engine_)
+        return {};
+    if (scopesEngine_ != engine_) {   // another run: other tokens
+        scopes_.clear();
+        scopesEngine_ = engine_;
+    }
+    const std::string key = clauseScopeKey(c, slice);
+    if (scopes_.size() >= 16 && !scopes_.count(key))
+        scopes_.clear();   // a mask is a byte per token: keep a few, not one per slice ever seen
+    auto it = scopes_.find(key);
+    if (it == scopes_.end())
+        it = scopes_.emplace(key, clauseTokenScope(c, *engine_, slice)).first;
+    return it->second;
+}
+
 std::optional<double> Session::threshold(const std::string& clause, const std::string& which) const {
     if (!contract_)
         return std::nullopt;

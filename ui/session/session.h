@@ -14,11 +14,13 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "core/contract/contract.h"
+#include "core/evaluate/clause_scope.h"
 #include "core/evaluate/evaluator.h"
 #include "core/formats/run.h"
 #include "core/metrics/metrics.h"
@@ -83,6 +85,10 @@ public:
     // re-reads it. Returns an error message, empty on success.
     QString saveContract(const QString& path = {});
 
+    // The tokens clause c looks at on this run (its `where` and `positions`; with `slice`,
+    // one result's slice of it), computed once per run and scope and kept.
+    ClauseScope clauseScope(const Clause& c, const SliceLabels* slice = nullptr);
+
     // Computes a metric in the background; metricReady() delivers it (at once if cached).
     void requestMetric(const QString& name);
 
@@ -129,6 +135,8 @@ private:
     quint64 loadGeneration_ = 0;
     bool loading_ = false;
     QString loadError_;
+    std::shared_ptr<MetricEngine> scopesEngine_;   // the engine scopes_ were computed on
+    std::map<std::string, ClauseScope> scopes_;
 };
 
 }  // namespace kcx::ui

@@ -227,8 +227,9 @@ void MainWindow::selectClause(const QString& clause) {
     // The heatmap shows the clause's own statistic over its own scope, with its current
     // (perhaps dragged) limit; without a run there is no scope yet.
     if (session_->run())
-        heatmap_->setClause(clauseLens(*cl, *session_, heatmap_->scopes()));
-    panelsSelectClause(charts_, promotion_, clause);
+        heatmap_->setClause(clauseLens(*cl, *session_));
+    const Result* selected = contract_->selectedResult();
+    panelsSelectClause(charts_, promotion_, clause, selected && selected->clause == cl->id ? selected->slice : std::nullopt);
 }
 
 void MainWindow::openSequence(size_t sequence, size_t position) {

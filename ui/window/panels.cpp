@@ -56,8 +56,8 @@ void connectPanels(MainWindow* window, QWidget*, QWidget*, QWidget*, QWidget* pr
                      &ContractPanel::selectClause);
 }
 
-void panelsSelectClause(QWidget* charts, QWidget*, const QString& clause) {
-    static_cast<ChartsPanel*>(charts)->setClause(clause);
+void panelsSelectClause(QWidget* charts, QWidget*, const QString& clause, const std::optional<SliceLabels>& slice) {
+    static_cast<ChartsPanel*>(charts)->setClause(clause, slice);
 }
 
 void showSequence(QWidget* sequencePanel, Session* session, const QString& metric, size_t sequence, size_t position) {

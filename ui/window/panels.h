@@ -5,6 +5,9 @@
 #include <QString>
 
 #include <cstddef>
+#include <optional>
+
+#include "core/evaluate/evaluator.h"
 
 class QUndoStack;
 class QWidget;
@@ -23,7 +26,9 @@ QWidget* makePromotionPanel(Session* session, QWidget* parent);
 // Wires the panels' signals to the window (clause activation, token selection).
 void connectPanels(MainWindow* window, QWidget* charts, QWidget* sequence, QWidget* bounds, QWidget* promotion);
 // Follows the selected clause in the panels that show one.
-void panelsSelectClause(QWidget* charts, QWidget* promotion, const QString& clause);
+// With `slice`, the selected result's slice of the clause (charts show its tokens).
+void panelsSelectClause(QWidget* charts, QWidget* promotion, const QString& clause,
+                        const std::optional<SliceLabels>& slice = std::nullopt);
 // Shows one sequence of the session's run in the drill-down, the metric as colour.
 void showSequence(QWidget* sequencePanel, Session* session, const QString& metric, size_t sequence, size_t position);
 
