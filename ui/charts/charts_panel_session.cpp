@@ -130,6 +130,7 @@ void ChartsPanel::onThresholdChanged(const QString& clause, const QString& which
 void ChartsPanel::onThresholdDragged(double value, quint64 gesture) {
     if (!session_ || clause_.isEmpty())
         return;
+    value = snapSignificant(value);   // a pointer's position, not a typed number
     const std::string clause = clause_.toStdString(), which = histogram_->draggedThreshold().toStdString();
     const auto before = session_->threshold(clause, which);
     if (!before || *before == value)

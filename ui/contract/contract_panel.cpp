@@ -1,5 +1,7 @@
 #include "ui/contract/contract_panel.h"
 
+#include <algorithm>
+
 #include <QComboBox>
 #include <QFileInfo>
 #include <QHeaderView>
@@ -39,6 +41,12 @@ ContractPanel::ContractPanel(Session* session, QUndoStack* undo, QWidget* parent
     view_->setSelectionBehavior(QAbstractItemView::SelectRows);
     view_->header()->setStretchLastSection(false);
     view_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    // What a reviewer reads first stays in view in a narrow window: Observed, Threshold,
+    // Action right after Status; the bound, n and subject follow. Long slice labels and
+    // actions are cut (the whole text is in the tooltip), not the numbers.
+    view_->header()->moveSection(view_->header()->visualIndex(ResultsModel::BoundCol), ResultsModel::ActionCol);
+    view_->header()->setSectionResizeMode(ResultsModel::SliceCol, QHeaderView::Interactive);
+    view_->setIndentation(14);
     view_->setAccessibleName(tr("Contract results"));
     editor_ = new ThresholdEditor(session_, undo, split);
     split->addWidget(view_);
@@ -85,6 +93,12 @@ void ContractPanel::showContract() {
         header_->setText(tr("No contract. Open one with File ▸ Open Contract."));
         return;
     }
+    // Without a result yet (no run, a run that failed to load, or loading), the clauses
+    // are listed unchecked, so that the contract can be read and edited before any run.
+    if (!model_->evaluation()) {
+        model_->setClausesOnly(*c);
+        view_->expandAll();
+    }
     const QString file = session_->contractPath().isEmpty() ? tr("built-in") : QFileInfo(session_->contractPath()).fileName();
     header_->setText(tr("<b>%1</b> %2<br><small>%3 · %4</small>")
                          .arg(QString::fromStdString(c->name).toHtmlEscaped(), QString::fromStdString(c->version).toHtmlEscaped(),
@@ -98,12 +112,13 @@ void ContractPanel::showContract() {
 }
 
 void ContractPanel::showEvaluation(const EvaluationSnapshot& snapshot) {
-    const bool first = !model_->evaluation();
+    const bool first = !model_->evaluation();   // (also after a clauses-only listing)
     model_->setEvaluation(snapshot.evaluation);
     if (first) {
         view_->expandAll();
         for (int c = 0; c < ResultsModel::kColumns; ++c)
             view_->resizeColumnToContents(c);
+        view_->setColumnWidth(ResultsModel::SliceCol, std::min(view_->columnWidth(ResultsModel::SliceCol), 110));
         // Start where the trouble is: the first failing result, else the first one.
         QModelIndex first, failing;
         for (int f = 0; f < model_->rowCount() && !failing.isValid(); ++f)

@@ -3,6 +3,8 @@
 #include <QColor>
 #include <QIcon>
 
+#include <utility>
+
 #include "ui/style/status_style.h"
 
 namespace kcx::ui {
@@ -20,7 +22,8 @@ void ResultsModel::setEvaluation(std::shared_ptr<const Evaluation> evaluation) {
         for (size_t i = 0; i < evaluation->results.size(); ++i)
             groups[size_t(evaluation->results[i].family)].push_back(int(i));
     // Same shape (the usual case after a threshold edit): change the data in place.
-    bool sameShape = evaluation_ && evaluation && groups == groups_;
+    const bool wasClausesOnly = std::exchange(clausesOnly_, false);
+    bool sameShape = !wasClausesOnly && evaluation_ && evaluation && groups == groups_;
     if (sameShape)
         for (size_t i = 0; i < evaluation->results.size(); ++i)
             if (evaluation->results[i].clause != evaluation_->results[i].clause ||
@@ -140,7 +143,38 @@ QVariant ResultsModel::groupData(int family, int column, int role) const {
     return {};
 }
 
+void ResultsModel::setClausesOnly(const Contract& contract) {
+    auto placeholder = std::make_shared<Evaluation>();
+    for (const Clause& c : contract.clauses) {
+        Result r;
+        r.clause = c.id;
+        r.family = c.family;
+        r.metric = !c.metric.empty() ? c.metric : c.field;
+        r.aggregate = c.aggregate ? c.aggregate->text : std::string();
+        r.max = c.max ? std::optional<double>(c.max->value) : std::nullopt;
+        r.min = c.min ? std::optional<double>(c.min->value) : std::nullopt;
+        r.message = "not checked: no run is loaded";
+        placeholder->results.push_back(std::move(r));
+    }
+    std::vector<std::vector<int>> groups(kFamilies);
+    for (size_t i = 0; i < placeholder->results.size(); ++i)
+        groups[size_t(placeholder->results[i].family)].push_back(int(i));
+    beginResetModel();
+    evaluation_ = std::move(placeholder);
+    groups_ = std::move(groups);
+    clausesOnly_ = true;
+    endResetModel();
+}
+
 QVariant ResultsModel::resultData(const Result& r, int column, int role) const {
+    if (clausesOnly_ && (column == StatusCol || column == ActionCol)) {
+        if (role == Qt::DisplayRole)
+            return column == StatusCol ? tr("not checked") : QString();
+        if (role == Qt::ForegroundRole)
+            return QColor(Qt::gray);
+        if (role != Qt::ToolTipRole && role != ClauseIdRole && role != FamilyRole)
+            return {};
+    }
     switch (role) {
     case ClauseIdRole:
         return QString::fromStdString(r.clause);

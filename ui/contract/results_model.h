@@ -22,7 +22,11 @@ public:
     // Replaces the results; rows that stay (same clause and slice) keep their identity, so
     // a view's selection and scroll position survive a re-evaluation.
     void setEvaluation(std::shared_ptr<const Evaluation> evaluation);
-    std::shared_ptr<const Evaluation> evaluation() const { return evaluation_; }
+    std::shared_ptr<const Evaluation> evaluation() const { return clausesOnly_ ? nullptr : evaluation_; }
+    // Before a run is checked: one row per clause, "not checked" (so that the contract can
+    // be read and its thresholds edited without a run). evaluation() is null meanwhile.
+    void setClausesOnly(const Contract& contract);
+    bool clausesOnly() const { return clausesOnly_; }
     const Result* resultAt(const QModelIndex& index) const;
     QModelIndex indexOfClause(const QString& clause) const;   // its first result
 
@@ -43,6 +47,7 @@ private:
     QVariant resultData(const Result& r, int column, int role) const;
 
     std::shared_ptr<const Evaluation> evaluation_;
+    bool clausesOnly_ = false;
     std::vector<std::vector<int>> groups_;   // per family: indices into results
 };
 

@@ -15,14 +15,38 @@
 
 namespace kcx::ui {
 
+namespace {
+
+constexpr int kSliderSteps = 10000;
+
+// A spin box that shows a number as typed (up to 12 significant figures, no trailing
+// zeros) and keeps it exact: 0.000123456 is not cut to six decimals.
+class ExactSpinBox : public QDoubleSpinBox {
+public:
+    using QDoubleSpinBox::QDoubleSpinBox;
+    QString textFromValue(double v) const override { return locale().toString(v, 'g', 12); }
+};
+
+}  // namespace
+
+// The slider: linear over [lo, hi], or, for a positive threshold of a non-negative metric,
+// logarithmic over [v / 100, v * 10] (about 0.07 % a step), so that small thresholds can
+// be set finely. Values from the slider are snapped to 3 significant figures.
 struct ThresholdEditor::Row {
     std::string which;
     double lo = 0, hi = 1;      // the slider's range
+    bool log = false;
     QDoubleSpinBox* spin = nullptr;
     QSlider* slider = nullptr;
     quint64 gesture = 0;
-    int toSlider(double v) const { return int(std::lround(1000 * (v - lo) / (hi - lo))); }
-    double fromSlider(int s) const { return lo + (hi - lo) * s / 1000.0; }
+    int toSlider(double v) const {
+        const double f = log ? (v > 0 ? std::log(v / lo) / std::log(hi / lo) : 0.0) : (v - lo) / (hi - lo);
+        return std::clamp(int(std::lround(kSliderSteps * f)), 0, kSliderSteps);
+    }
+    double fromSlider(int s) const {
+        const double f = double(s) / kSliderSteps;
+        return snapSignificant(log ? lo * std::pow(hi / lo, f) : lo + (hi - lo) * f);
+    }
 };
 
 ThresholdEditor::ThresholdEditor(Session* session, QUndoStack* undo, QWidget* parent)
@@ -81,6 +105,10 @@ void ThresholdEditor::rebuild() {
         } else if (fraction) {
             row->lo = 0;
             row->hi = 1;
+        } else if (*v > 0) {
+            row->log = true;
+            row->lo = *v / 100;
+            row->hi = *v * 10;
         } else {
             const double mag = std::max(std::fabs(*v), 1e-9);
             row->lo = *v < 0 ? -3 * mag : 0;
@@ -89,15 +117,21 @@ void ThresholdEditor::rebuild() {
         auto* box = new QWidget(this);
         auto* h = new QHBoxLayout(box);
         h->setContentsMargins(0, 0, 0, 0);
-        row->spin = new QDoubleSpinBox(box);
-        row->spin->setDecimals(6);
+        row->spin = new ExactSpinBox(box);
+        row->spin->setDecimals(12);
         row->spin->setRange(fraction ? 0 : -1e12, fraction ? 1 : 1e12);
         const double step = std::pow(10.0, std::floor(std::log10(std::max(std::fabs(*v), 1e-6))) - 1);
         row->spin->setSingleStep(step);
         row->spin->setKeyboardTracking(false);
         row->spin->setAccessibleName(QString::fromStdString(row->which));
         row->slider = new QSlider(Qt::Horizontal, box);
-        row->slider->setRange(0, 1000);
+        row->slider->setRange(0, kSliderSteps);
+        row->slider->setToolTip(row->log ? tr("Drag to set %1 (log scale, %2 to %3; 3 significant figures). Type in the box for an exact value.")
+                                               .arg(QString::fromStdString(row->which))
+                                               .arg(row->lo, 0, 'g', 3)
+                                               .arg(row->hi, 0, 'g', 3)
+                                         : tr("Drag to set %1 (3 significant figures). Type in the box for an exact value.")
+                                               .arg(QString::fromStdString(row->which)));
         row->slider->setAccessibleName(QString::fromStdString(row->which) + " slider");
         h->addWidget(row->spin);
         h->addWidget(row->slider, 1);
@@ -125,7 +159,7 @@ void ThresholdEditor::refreshValues() {
             continue;
         const QSignalBlocker a(r->spin), b(r->slider);
         r->spin->setValue(*v);
-        r->slider->setValue(std::clamp(r->toSlider(*v), 0, 1000));
+        r->slider->setValue(r->toSlider(*v));
     }
 }
 

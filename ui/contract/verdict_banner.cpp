@@ -26,11 +26,24 @@ VerdictBanner::VerdictBanner(QWidget* parent)
     layout->addWidget(verdict_);
     layout->addWidget(action_);
     layout->addWidget(counts_, 1);
+    // Long messages (a load error naming a file) are cut at the banner's edge rather than
+    // widening the window or wrapping; the whole text is in the tooltip.
+    counts_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    counts_->setTextFormat(Qt::PlainText);
+    verdict_->setTextFormat(Qt::PlainText);
     layout->addWidget(busy_);
     refresh();
 }
 
 void VerdictBanner::setSession(Session* session) {
+    session_ = session;
+    connect(session, &Session::loadProgress, this, [this](double f, const QString& what) { setLoading(true, f, what); });
+    connect(session, &Session::runLoaded, this, [this] {
+        loadError_.clear();
+        setLoading(false);
+    });
+    connect(session, &Session::loadFailed, this, &VerdictBanner::setLoadFailed);
+    connect(session, &Session::contractChanged, this, &VerdictBanner::refresh);
     connect(session, &Session::evaluationStarted, this, [this] { setEvaluating(true); });
     connect(session, &Session::evaluated, this, [this, session](const EvaluationSnapshot& snapshot) {
         error_.clear();
@@ -60,6 +73,19 @@ void VerdictBanner::setError(const QString& message) {
     refresh();
 }
 
+void VerdictBanner::setLoading(bool loading, double fraction, const QString& what) {
+    loading_ = loading;
+    loadFraction_ = fraction;
+    loadWhat_ = what;
+    refresh();
+}
+
+void VerdictBanner::setLoadFailed(const QString& message) {
+    loading_ = false;
+    loadError_ = message;
+    refresh();
+}
+
 QString VerdictBanner::verdictText() const { return verdict_->text(); }
 QString VerdictBanner::actionText() const { return action_->text(); }
 QString VerdictBanner::countsText() const { return counts_->text(); }
@@ -68,9 +94,30 @@ void VerdictBanner::refresh() {
     busy_->setVisible(evaluating_);
     if (!evaluation_) {
         colour_ = QColor(0x9e, 0x9e, 0x9e);
-        verdict_->setText(tr("no evaluation"));
         action_->clear();
-        counts_->setText(error_.isEmpty() ? tr("Open a run and a contract.") : tr("Evaluation failed: %1").arg(error_));
+        const bool hasRun = session_ && session_->run(), hasContract = session_ && session_->contract();
+        if (loading_) {
+            verdict_->setText(tr("loading"));
+            counts_->setText(loadWhat_.isEmpty() ? tr("Reading the run… %1 %").arg(int(loadFraction_ * 100))
+                                                 : tr("%1 — %2 %").arg(loadWhat_).arg(int(loadFraction_ * 100)));
+        } else if (!loadError_.isEmpty() && !hasRun) {
+            verdict_->setText(tr("no run"));
+            counts_->setText(tr("Could not load the run: %1").arg(loadError_));
+        } else if (!error_.isEmpty()) {
+            verdict_->setText(tr("no evaluation"));
+            counts_->setText(tr("Evaluation failed: %1").arg(error_));
+        } else if (evaluating_ && hasRun && hasContract) {
+            verdict_->setText(tr("evaluating"));
+            counts_->setText(tr("Checking every clause of the contract on the run…"));
+        } else if (!hasRun) {
+            verdict_->setText(tr("no run"));
+            counts_->setText(hasContract ? tr("The contract's clauses are listed; open a run to check them (File ▸ Open Run…, Ctrl+O).")
+                                         : tr("Open a run (Ctrl+O) and a contract, or drop them on the window."));
+        } else {
+            verdict_->setText(tr("no contract"));
+            counts_->setText(tr("Open a contract (File ▸ Open Contract…) to check this run against it."));
+        }
+        busy_->setVisible(evaluating_ && !loading_);
     } else {
         const Status v = evaluation_->verdict;
         colour_ = statusColour(v);
@@ -92,6 +139,7 @@ void VerdictBanner::refresh() {
             counts += tr("  —  last evaluation failed: %1").arg(error_);
         counts_->setText(counts);
     }
+    counts_->setToolTip(counts_->text());
     QPalette pal = palette();
     pal.setColor(QPalette::Window, colour_);
     pal.setColor(QPalette::WindowText, textColourOn(colour_));

@@ -1,7 +1,9 @@
 // The verdict banner: a strip coloured by the verdict (pass green, fail red,
 // inconclusive amber, grey before the first evaluation) with the verdict, the action at
 // the current stage, the counts of results by status, and "evaluating…" while the
-// session has an evaluation in flight.
+// session has an evaluation in flight. Before the first evaluation it says what is
+// happening or missing: loading (with the share read), evaluating, no run, no contract,
+// or why the run could not be loaded.
 #pragma once
 
 #include <QFrame>
@@ -26,6 +28,9 @@ public:
     void setEvaluation(std::shared_ptr<const Evaluation> evaluation);
     void setEvaluating(bool evaluating);
     void setError(const QString& message);   // an evaluation failed; cleared by the next result
+    // Before an evaluation exists: what the window is doing or waiting for.
+    void setLoading(bool loading, double fraction = 0, const QString& what = {});
+    void setLoadFailed(const QString& message);
 
     QString verdictText() const;
     QString actionText() const;
@@ -37,7 +42,11 @@ private:
     void refresh();
 
     std::shared_ptr<const Evaluation> evaluation_;
+    Session* session_ = nullptr;
     bool evaluating_ = false;
+    bool loading_ = false;
+    double loadFraction_ = 0;
+    QString loadWhat_, loadError_;
     QString error_;
     QColor colour_;
     QLabel* verdict_;

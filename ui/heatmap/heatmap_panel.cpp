@@ -31,6 +31,12 @@ HeatmapPanel::HeatmapPanel(Session* session, QWidget* parent) : QWidget(parent),
     rows_->setToolTip(tr("Rows: the values of a slice key, or sequences sorted by divergence"));
     aggregate_ = new QComboBox(this);
     aggregate_->setAccessibleName(tr("Heatmap cell statistic"));
+    // Narrow windows: the combo boxes give up width (their text is cut, the list is whole)
+    // so that the results table next to the heatmap keeps its numbers in view.
+    for (QComboBox* box : {metric_, rows_, aggregate_}) {
+        box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        box->setMinimumContentsLength(8);
+    }
     aggregate_->setToolTip(tr("How the values that fall into one cell are combined. With a clause selected, "
                               "its own statistic over its own scope, marked where a cell breaks its limit"));
     fillAggregateChoices();

@@ -2,11 +2,25 @@
 
 #include <QCoreApplication>
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 #include "ui/session/session.h"
 
 namespace kcx::ui {
+
+double snapSignificant(double v, int digits) {
+    if (!std::isfinite(v) || v == 0)
+        return v;
+    // Through the decimal text, so that the result is the double nearest the short decimal
+    // (0.25, not 0.25000000000000006) and writes back as "0.25".
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.*g", std::clamp(digits, 1, 17), v);
+    return std::strtod(buf, nullptr);
+}
 
 ThresholdCommand::ThresholdCommand(Session* session, std::string clause, std::string which, double before,
                                    double after, quint64 gesture)

@@ -11,6 +11,10 @@ namespace kcx::ui {
 
 class Session;
 
+// v rounded to `digits` significant figures: what a drag writes into the contract (a
+// pointer cannot mean 0.24949903736591883; typed values stay exact).
+double snapSignificant(double v, int digits = 3);
+
 class ThresholdCommand : public QUndoCommand {
 public:
     // `gesture` groups commands into one step; use newGesture() at the start of a drag.

@@ -1,5 +1,6 @@
 #include "ui/window/main_window.h"
 
+#include <QApplication>
 #include <QCloseEvent>
 #include <QDragEnterEvent>
 #include <QDropEvent>
@@ -79,6 +80,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), session_(new Sess
         emit settledChanged();
     });
 
+    qApp->installEventFilter(this);   // Undo/Redo from the threshold boxes (main_window_help.cpp)
     QSettings settings;
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
@@ -111,6 +113,8 @@ void MainWindow::buildPanels() {
     heatmap_ = new HeatmapPanel(session_, right);
     details_ = new QTabWidget(right);
     details_->setDocumentMode(true);
+    details_->setUsesScrollButtons(true);   // six tabs must not set the window's minimum width
+    details_->setElideMode(Qt::ElideRight);
     charts_ = makeChartsPanel(session_, undo_, details_);
     sequence_ = makeSequencePanel(session_, details_);
     bounds_ = makeBoundsPanel(session_, details_);
@@ -130,7 +134,7 @@ void MainWindow::buildPanels() {
     split->addWidget(right);
     split->setStretchFactor(0, 2);
     split->setStretchFactor(1, 5);
-    split->setSizes({700, 900});
+    split->setSizes({700, 820});   // at 1024 px wide the results keep Observed … Action in view
     layout->addWidget(split, 1);
     setCentralWidget(central);
 

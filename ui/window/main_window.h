@@ -7,6 +7,9 @@
 #include <QMainWindow>
 #include <QStringList>
 
+#include <utility>
+#include <vector>
+
 class QFileSystemWatcher;
 class QLabel;
 class QMenu;
@@ -50,12 +53,16 @@ public:
     // window keeps showing what it loaded and says so; File > Reload Run reads it again.
     bool runChangedOnDisk() const { return runChanged_; }
     void reloadRun();
+    // Help ▸ Keyboard Shortcuts: (keys, what they do), menu commands first.
+    std::vector<std::pair<QString, QString>> shortcuts() const;
+    void showShortcuts();
 
 signals:
     void settledChanged();
     void runConverted(const QString& path);   // a safetensors copy of the run was written
 
 protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
     void closeEvent(QCloseEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;

@@ -101,6 +101,8 @@ void MainWindow::buildMenus() {
     });
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
+    QAction* keys = help->addAction(tr("&Keyboard Shortcuts"), this, &MainWindow::showShortcuts);
+    keys->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Slash));
     help->addAction(tr("&About KCX"), this, [this] {
         QMessageBox::about(this, tr("About KCX"),
                            tr("<b>KCX %1</b> — Kernel Contract Explorer<p>Checks whether an inference kernel may stand "
