@@ -1,6 +1,7 @@
 // Exact order statistics over large arrays without sorting them.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -15,5 +16,30 @@ std::vector<double> quantilesType7(std::span<const double> values, std::span<con
 
 // The k-th smallest (0-based) of the non-NaN values. Precondition: k < count.
 double orderStatistic(std::span<const double> values, size_t k, int threads = 0);
+
+// Several order statistics (0-based ranks, each below the count of non-NaN values) from one
+// histogram pass, in the order of `ranks`.
+std::vector<double> orderStatistics(std::span<const double> values, std::span<const uint64_t> ranks,
+                                    int threads = 0);
+
+// Counting the values above or below a level again and again (a threshold dragged in the
+// window) without a pass over them each time. build() partitions the values in place by
+// the same 16-bit radix buckets as the quantiles (O(n), one in-place permutation; their
+// order changes, their multiset does not); a count then adds the sizes of whole buckets
+// and looks inside the one bucket that holds the level, which it sorts the first time.
+class BucketedValues {
+public:
+    void build(std::span<double> values);   // values without NaN
+    bool built() const { return !begin_.empty(); }
+    // The number of values strictly above (below) `level`; `values` as given to build().
+    uint64_t countAbove(std::span<double> values, double level);
+    uint64_t countBelow(std::span<double> values, double level);
+
+private:
+    size_t find(std::span<double> values, double level, bool& inside);
+    std::vector<uint16_t> bucket_;   // the non-empty buckets, ascending
+    std::vector<uint64_t> begin_;    // where each starts in the values; one more for the end
+    std::vector<char> sorted_;       // per bucket: sorted already
+};
 
 }  // namespace kcx
