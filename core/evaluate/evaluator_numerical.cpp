@@ -3,6 +3,7 @@
 // the decision (docs/contracts.md, "Numerical (N)").
 #include <algorithm>
 
+#include "core/base/parallel.h"
 #include "core/evaluate/evaluator_internal.h"
 #include "core/metrics/quantile_ci.h"
 
@@ -19,17 +20,31 @@ std::optional<double> quantileOfAggregate(const Aggregate& a) {
     }
 }
 
-// The values above (or below) `level`. The count for the last level is kept; a second,
-// different level is a threshold being dragged, and the group's values are then bucketed
-// once (BucketedValues), so that every further level reads bucket sizes and looks into one
-// bucket instead of passing over all the values.
+// A threshold that moved since the last decision is being dragged: the values of every
+// group that counts again are bucketed once (BucketedValues), in parallel over the groups,
+// so that this and every further level reads bucket sizes and scans one bucket instead of
+// all the values.
+void bucketForDrags(const Clause& c, ClauseState& st, int threads) {
+    std::vector<Group*> todo;
+    for (Group& g : st.groups) {
+        const bool moved = (c.max && g.above && g.aboveAt != c.max->value) ||
+                           (c.min && g.below && g.belowAt != c.min->value);
+        if (moved && !g.buckets.built())
+            todo.push_back(&g);
+    }
+    if (!todo.empty())
+        parallelChunks(todo.size(), todo.size(), threads, [&](size_t, size_t b, size_t e) {
+            for (size_t i = b; i < e; ++i)
+                todo[i]->buckets.build(todo[i]->values);
+        });
+}
+
+// The values above (or below) `level`, kept for the level last asked.
 uint64_t valuesBeyondLevel(Group& g, bool above, double level) {
     std::optional<uint64_t>& cached = above ? g.above : g.below;
     double& at = above ? g.aboveAt : g.belowAt;
     if (cached && at == level)
         return *cached;
-    if (cached && !g.buckets.built())
-        g.buckets.build(g.values);
     if (g.buckets.built())
         cached = above ? g.buckets.countAbove(g.values, level) : g.buckets.countBelow(g.values, level);
     else if (above)
@@ -45,6 +60,8 @@ uint64_t valuesBeyondLevel(Group& g, bool above, double level) {
 std::vector<Result> decideNumerical(const Clause& c, ClauseState& st, int threads) {
     std::vector<Result> out;
     const std::optional<double> q = quantileOfAggregate(*c.aggregate);
+    if (q)
+        bucketForDrags(c, st, threads);
     for (Group& g : st.groups) {
         Result r = baseResult(c, g);
         r.aggregate = c.aggregate->text;

@@ -169,47 +169,41 @@ void BucketedValues::build(std::span<double> values) {
             }
             values[next[b]++] = v;
         }
-    sorted_.assign(bucket_.size(), 0);
 }
 
-// The first non-empty bucket at or above the level's; `inside` when it is the level's own
-// (then sorted, so that a binary search counts within it).
-size_t BucketedValues::find(std::span<double> values, double level, bool& inside) {
+// The first non-empty bucket at or above the level's; `inside` when it is the level's own.
+size_t BucketedValues::find(double level, bool& inside) const {
     const auto b = uint16_t(bucketOf(level));
     const size_t i = size_t(std::lower_bound(bucket_.begin(), bucket_.end(), b) - bucket_.begin());
     inside = i < bucket_.size() && bucket_[i] == b;
-    if (inside && !sorted_[i]) {
-        std::sort(values.begin() + ptrdiff_t(begin_[i]), values.begin() + ptrdiff_t(begin_[i + 1]));
-        sorted_[i] = 1;
-    }
     return i;
 }
 
-uint64_t BucketedValues::countAbove(std::span<double> values, double level) {
+uint64_t BucketedValues::countAbove(std::span<const double> values, double level) const {
     if (level != level)
         return 0;
     if (level == 0)
         level = 0.0;   // +0: -0 equals it but lies in the bucket below
     bool inside = false;
-    const size_t i = find(values, level, inside);
+    const size_t i = find(level, inside);
     const uint64_t n = begin_.back();
     if (!inside)
         return n - begin_[i];
     const auto from = values.begin() + ptrdiff_t(begin_[i]), to = values.begin() + ptrdiff_t(begin_[i + 1]);
-    return n - begin_[i + 1] + uint64_t(to - std::upper_bound(from, to, level));
+    return n - begin_[i + 1] + uint64_t(std::count_if(from, to, [&](double x) { return x > level; }));
 }
 
-uint64_t BucketedValues::countBelow(std::span<double> values, double level) {
+uint64_t BucketedValues::countBelow(std::span<const double> values, double level) const {
     if (level != level)
         return 0;
     if (level == 0)
         level = -0.0;   // -0: +0 equals it but lies in the bucket above
     bool inside = false;
-    const size_t i = find(values, level, inside);
+    const size_t i = find(level, inside);
     if (!inside)
         return begin_[i];
     const auto from = values.begin() + ptrdiff_t(begin_[i]), to = values.begin() + ptrdiff_t(begin_[i + 1]);
-    return begin_[i] + uint64_t(std::lower_bound(from, to, level) - from);
+    return begin_[i] + uint64_t(std::count_if(from, to, [&](double x) { return x < level; }));
 }
 
 }  // namespace kcx

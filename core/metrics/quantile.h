@@ -23,23 +23,22 @@ std::vector<double> orderStatistics(std::span<const double> values, std::span<co
                                     int threads = 0);
 
 // Counting the values above or below a level again and again (a threshold dragged in the
-// window) without a pass over them each time. build() partitions the values in place by
-// the same 16-bit radix buckets as the quantiles (O(n), one in-place permutation; their
-// order changes, their multiset does not); a count then adds the sizes of whole buckets
-// and looks inside the one bucket that holds the level, which it sorts the first time.
+// window) without a pass over all of them each time. build() partitions the values in
+// place by the same 16-bit radix buckets as the quantiles (sign, exponent and 4 mantissa
+// bits: O(n), one in-place permutation; their order changes, their multiset does not); a
+// count then adds the sizes of whole buckets and scans the one bucket that holds the level.
 class BucketedValues {
 public:
     void build(std::span<double> values);   // values without NaN
     bool built() const { return !begin_.empty(); }
-    // The number of values strictly above (below) `level`; `values` as given to build().
-    uint64_t countAbove(std::span<double> values, double level);
-    uint64_t countBelow(std::span<double> values, double level);
+    // The number of values strictly above (below) `level`; `values` as build() left them.
+    uint64_t countAbove(std::span<const double> values, double level) const;
+    uint64_t countBelow(std::span<const double> values, double level) const;
 
 private:
-    size_t find(std::span<double> values, double level, bool& inside);
+    size_t find(double level, bool& inside) const;
     std::vector<uint16_t> bucket_;   // the non-empty buckets, ascending
     std::vector<uint64_t> begin_;    // where each starts in the values; one more for the end
-    std::vector<char> sorted_;       // per bucket: sorted already
 };
 
 }  // namespace kcx

@@ -259,7 +259,7 @@ private slots:
         }
         QCOMPARE(b.countAbove(v, NAN), uint64_t(0));
         QCOMPARE(b.countBelow(v, NAN), uint64_t(0));
-        // Counting sorted some buckets in place: a second round gives the same counts.
+        // Counting changes nothing: a second round gives the same counts.
         for (double level : levels)
             QCOMPARE(b.countAbove(v, level),
                      uint64_t(std::count_if(original.begin(), original.end(), [&](double x) { return x > level; })));
