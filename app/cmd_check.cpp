@@ -2,6 +2,7 @@
 // error, 3 inconclusive.
 #include <QCommandLineParser>
 
+#include <cmath>
 #include <cstdio>
 #include <optional>
 
@@ -47,6 +48,16 @@ std::string thresholdText(const Result& r, const Contract& contract) {
     if (lo)
         return ">= " + f(*lo);
     return "-";
+}
+
+// A numerical quantile's interval, for the reviewer (it decides nothing): "[0.011, 0.024]",
+// "[0.24, inf)" when no rank bounds it from above; empty for other results.
+std::string intervalText(const Result& r) {
+    if (r.family != Family::Numerical || !r.ci)
+        return "";
+    const auto [lo, hi] = *r.ci;
+    return (std::isfinite(lo) ? "[" + human(lo) : std::string("(-inf")) + ", " +
+           (std::isfinite(hi) ? human(hi) + "]" : std::string("inf)"));
 }
 
 std::string xmlEscape(const std::string& s) {
@@ -162,11 +173,14 @@ int runCheck(const QStringList& args) {
     if (p.isSet(junitOpt) && !writeOutput(p.value(junitOpt), junit(contract, ev)))
         return 2;
     if (!quiet && !jsonToStdout && !junitToStdout) {
-        TextTable t({"clause", "slice", "observed", "threshold", "status", "action"},
-                    {false, false, true, false, false, false});
+        // A quantile's 95% interval and the values beyond its thresholds sit beside it; the
+        // status compares the observed value alone (SPEC 4).
+        TextTable t({"clause", "slice", "observed", "95% interval", "threshold", "beyond", "status", "action"},
+                    {false, false, true, false, false, true, false, false});
         for (const Result& r : ev.results)
-            t.addRow({r.clause, sliceText(r), r.observed ? human(*r.observed) : "-", thresholdText(r, contract),
-                      statusName(r.status), r.status == Status::Pass ? "" : actionName(r.action)});
+            t.addRow({r.clause, sliceText(r), r.observed ? human(*r.observed) : "-", intervalText(r),
+                      thresholdText(r, contract), r.beyond ? std::to_string(*r.beyond) : "", statusName(r.status),
+                      r.status == Status::Pass ? "" : actionName(r.action)});
         std::printf("contract %s %s against %s (%zu sequences, %zu tokens)\n\n%s\n", contract.name.c_str(),
                     contract.version.c_str(), run->path.c_str(), run->sequenceCount(), run->tokenCount(),
                     t.render().c_str());

@@ -20,7 +20,8 @@ The first form
 Compared items:
   * one item per result (clause and slice): present in kcx's output, status, n,
     observed (relative 1e-6, absolute 1e-12), `upper` and `confidence` (the corrected
-    one) for exceedance tests (relative 1e-6), slice, action. For the bootstrap mean
+    one) for exceedance tests (relative 1e-6), slice, action; for numerical pNN, max and
+    min the interval `ci` (its null sides too), `beyond` and `confidence` 0.95. For the bootstrap mean
     test: n and the point estimate (observed), the status, and the interval `ci` at
     relative 1e-6 -- SPEC 4.2 fixes no PRNG, but docs/contracts.md documents KCX's
     (xoshiro256** seeded through splitmix64) and the reference implements that
@@ -156,6 +157,8 @@ def compare_result(want, got):
             pr.append(f"upper: kcx {got.get('upper')!r}, reference {want['upper']!r} "
                       f"(k={want['k']}, n={want['n']}, confidence used "
                       f"{want['confidence_used']!r})")
+    if want["family"] == "numerical":
+        pr += compare_quantile_interval(want, got)
     if want["aggregate"] == "coverage" and want["status"] in ("pass", "fail") and \
             len(want["worst_fields"]) == 1 and got.get("metric") != want["metric"]:
         pr.append(f"metric (least covered field): kcx {got.get('metric')!r}, reference "
@@ -163,6 +166,27 @@ def compare_result(want, got):
     if got.get("action") != want["action"]:
         pr.append(f"action: kcx {got.get('action')!r}, reference {want['action']!r} "
                   f"(status {want['status']})")
+    return pr
+
+
+def compare_quantile_interval(want, got):
+    """A numerical pNN/max/min: `ci` (order statistics, so equal to the reference's values
+    up to the relative 1e-6 of `observed`; null sides equal), `confidence` 0.95 and
+    `beyond` exactly. Other numerical results carry none of the three."""
+    if "ci" not in want:
+        extra = [k for k in ("ci", "beyond", "confidence") if k in got]
+        return [f"kcx writes {extra} for a {want['aggregate']} result"] if extra else []
+    pr = []
+    ci = got.get("ci")
+    if not want["ci_borderline"]:
+        if not (isinstance(ci, list) and len(ci) == 2 and all(
+                (x is None) == (y is None) and (x is None or close(x, y))
+                for x, y in zip(ci, want["ci"]))):
+            pr.append(f"ci: kcx {ci!r}, reference {want['ci']!r} (n={want['n']})")
+    if got.get("beyond") != want["beyond"]:
+        pr.append(f"beyond: kcx {got.get('beyond')!r}, reference {want['beyond']}")
+    if got.get("confidence") != 0.95:
+        pr.append(f"confidence of the interval: kcx {got.get('confidence')!r}, expected 0.95")
     return pr
 
 
@@ -370,6 +394,17 @@ def self_test(verbose=True):
     eq("parse mapping", cref.parse_aggregate({"fraction_outside": [-1, 1]})[:2],
        ("foutside", (-1.0, 1.0)))
 
+    # The order-statistic interval of a quantile: the textbook median ranks x(6)..x(15)
+    # (1-based) of n = 20; p99.9 of 100 values has no upper rank, of 3688 it has (0.999^3688
+    # = 0.02498 <= 0.025 < 0.999^3687); max and min are one-sided.
+    eq("median ranks n=20", cref.quantile_interval_ranks(20, 0.5), (5, 14, False))
+    eq("median ranks n=100", cref.quantile_interval_ranks(100, 0.5)[:2], (39, 60))
+    eq("p99.9 of 100: no upper", cref.quantile_interval_ranks(100, 0.999)[1], None)
+    eq("p99.9 of 3687: no upper", cref.quantile_interval_ranks(3687, 0.999)[1], None)
+    eq("p99.9 of 3688: the max", cref.quantile_interval_ranks(3688, 0.999)[1], 3687)
+    eq("max ranks", cref.quantile_interval_ranks(50, 1.0), (49, None, False))
+    eq("min ranks", cref.quantile_interval_ranks(50, 0.0), (None, 0, False))
+
     # The documented PRNG: splitmix64 from 0 starts 0xe220a8397b1dcdaf (its published
     # first output); below(n) stays in range.
     eq("splitmix64(0)", cref._splitmix64(0)[1], 0xE220A8397B1DCDAF)
@@ -457,6 +492,9 @@ def self_test(verbose=True):
         eq("verdict", doc["verdict"], "fail")
         eq("action", doc["action"], "rollback")
         eq("N1 action (no rule)", res[("N1", ())]["action"], "warn")
+        eq("N1 ci (max: no upper side)", res[("N1", ())]["ci"], [ln(2.0), None])
+        eq("N1 beyond (log 2 > 0.5)", res[("N1", ())]["beyond"], 1)
+        eq("N3 no ci (mean)", "ci" in res[("N3", ())], False)
     if verbose or fail:
         print(f"self-test: {ok} passed, {fail} failed")
     return fail == 0

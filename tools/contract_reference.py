@@ -46,6 +46,10 @@ Numerical
     -> inconclusive (SPEC 3), `count` included (docs/metrics.md). Otherwise pass when
     min <= observed <= max (bounds inclusive, like `u <= max` of SPEC 4.2).
   * pNN is the SPEC 3 type-7 formula, written out here (not np.percentile).
+  * pNN, max and min also get `ci`, the 95 % order-statistic interval of docs/metrics.md
+    ("The interval of a quantile": equal-tailed ranks from Binomial(n, q), q = 1 for max and
+    0 for min, null for a side no rank bounds), and `beyond` = values > max plus values
+    < min (docs/contracts.md). They never change the status.
 
 Statistical, exceedance (SPEC 4.2)
   * unit token: n = values in scope, k = values > level (strictly). unit sequence:
@@ -134,7 +138,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy_reference as nref          # noqa: E402
 from contract_run import TOKEN_FIELDS, RunData, _text  # noqa: E402,F401
 from contract_stats import (MASK64, ContractError, Xoshiro256ss, _bootstrap, _splitmix64,  # noqa: E402,F401
-                            aggregate, quantile_type7, wilson_upper)
+                            aggregate, quantile_interval_ranks, quantile_type7, wilson_upper)
 
 OK, MISSING, NONFINITE = nref.OK, nref.MISSING, nref.NONFINITE
 
@@ -240,14 +244,25 @@ def eval_numerical(data, c):
             v, st, _ = data.scope(metric, m, c.get("positions"))
             out.append((sl, v[st == OK]))
     results = []
+    q = {"q": param, "max": 1.0, "min": 0.0}.get(kind)
     for sl, vals in out:
         obs = aggregate(kind, param, vals)
         if obs is None:
             status = "inconclusive"
         else:
             status = "pass" if _within(obs, lo, hi) else "fail"
+        extra = {}
+        if q is not None and obs is not None:
+            srt = np.sort(vals)
+            rlo, rhi, borderline = quantile_interval_ranks(len(srt), q)
+            extra = dict(ci=[None if rlo is None else float(srt[rlo]),
+                             None if rhi is None else float(srt[rhi])],
+                         ci_borderline=borderline,
+                         beyond=int(np.count_nonzero(srt > hi)) if hi is not None else 0)
+            if lo is not None:
+                extra["beyond"] += int(np.count_nonzero(srt < lo))
         results.append(_result(c, "numerical", slice=sl, observed=obs, n=len(vals),
-                               status=status, **base))
+                               status=status, **base, **extra))
     return results
 
 

@@ -57,6 +57,34 @@ def wilson_upper(k, n, c):
         1 + z2 / n)
 
 
+def quantile_interval_ranks(n, q, confidence=0.95):
+    """docs/metrics.md, "The interval of a quantile": 0-based ranks (lo, hi) of the order
+    statistics that bound the population q-quantile, equal-tailed: lo the largest k in
+    0..n-1 with P(B <= k) <= a, hi the smallest with P(B <= k) >= 1 - a, B ~ Binomial(n, q),
+    a = (1 - confidence)/2; None for a side no rank achieves. Returns (lo, hi, borderline),
+    borderline when a CDF value lies within 1e-9 of a cut (float rounding may decide).
+    The CDF is the cumulative sum of exp(log pmf), log pmf from math.lgamma (the textbook
+    formula; KCX walks pmf ratios instead)."""
+    a = (1 - confidence) / 2
+    if n == 0:
+        return None, None, False
+    if q <= 0:
+        return None, 0, False
+    if q >= 1:
+        return n - 1, None, False
+    ln = math.lgamma(n + 1)
+    lq, lp = math.log(q), math.log1p(-q)
+    logpmf = np.array([ln - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * lq + (n - k) * lp
+                       for k in range(n)])
+    cdf = np.cumsum(np.exp(logpmf))
+    below = np.nonzero(cdf <= a)[0]
+    above = np.nonzero(cdf >= 1 - a)[0]
+    lo = int(below[-1]) if len(below) else None
+    hi = int(above[0]) if len(above) else None
+    borderline = bool(np.any(np.abs(cdf - a) < 1e-9) or np.any(np.abs(cdf - (1 - a)) < 1e-9))
+    return lo, hi, borderline
+
+
 MASK64 = (1 << 64) - 1
 
 

@@ -1,5 +1,7 @@
 #include "core/evaluate/evaluation_json.h"
 
+#include <cmath>
+
 namespace kcx {
 
 namespace {
@@ -23,8 +25,11 @@ nlohmann::json resultJson(const Result& r) {
     j["slice"] = r.slice ? nlohmann::json(*r.slice) : nlohmann::json();
     if (r.upper)
         j["upper"] = *r.upper;
-    if (r.ci)
-        j["ci"] = {r.ci->first, r.ci->second};
+    if (r.ci)   // a side a quantile's interval cannot bound (±∞) is null
+        j["ci"] = {opt(std::isfinite(r.ci->first) ? std::optional(r.ci->first) : std::nullopt),
+                   opt(std::isfinite(r.ci->second) ? std::optional(r.ci->second) : std::nullopt)};
+    if (r.beyond)
+        j["beyond"] = *r.beyond;
     if (r.confidence)
         j["confidence"] = *r.confidence;
     j["margin"] = opt(r.margin);

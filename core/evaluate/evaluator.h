@@ -31,8 +31,13 @@ struct Result {
     std::optional<double> margin;    // distance to the nearest threshold; negative when failing
     uint64_t n = 0;                  // values (or units) behind the result
     std::optional<double> upper;     // exceedance: Wilson upper bound
-    std::optional<std::pair<double, double>> ci;   // mean test: bootstrap interval
+    // Mean test: the bootstrap interval that is compared with min/max. Numerical pNN, max
+    // and min: the distribution-free interval of the quantile (core/metrics/quantile_ci.h),
+    // for the reviewer only, never compared; −∞ / +∞ for a side that n values cannot bound.
+    std::optional<std::pair<double, double>> ci;
     std::optional<double> confidence;              // the confidence used (after correction)
+    // Numerical pNN, max and min: how many values lie above `max` plus below `min`.
+    std::optional<uint64_t> beyond;
     std::optional<SliceLabels> slice;              // per_slice value
     Action action = Action::Pass;    // at the evaluated stage
     std::string message;             // why, for people

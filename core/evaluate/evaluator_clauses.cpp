@@ -283,23 +283,6 @@ static uint64_t countAbove(const std::vector<double>& v, bool sorted, double lev
     return uint64_t(std::count_if(v.begin(), v.end(), [&](double x) { return x > level; }));
 }
 
-std::vector<Result> decideNumerical(const Clause& c, ClauseState& st, int threads) {
-    std::vector<Result> out;
-    for (Group& g : st.groups) {
-        Result r = baseResult(c, g);
-        r.aggregate = c.aggregate->text;
-        r.n = g.values.size();
-        if (!g.observed || g.observedFor != c.aggregate->text) {
-            g.observed = applyAggregate(*c.aggregate, g.values, threads);
-            g.observedFor = c.aggregate->text;
-        }
-        r.observed = g.observed;
-        decideAgainst(c, r, "no values in scope");
-        out.push_back(std::move(r));
-    }
-    return out;
-}
-
 std::vector<Result> decideStatistical(const Clause& c, ClauseState& st) {
     std::vector<Result> out;
     const bool seqUnit = c.unit == Clause::Unit::Sequence;

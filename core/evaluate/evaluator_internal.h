@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/evaluate/evaluator.h"
+#include "core/metrics/quantile.h"
 
 namespace kcx::detail {
 
@@ -34,6 +35,13 @@ struct Group {
     double ciConf = 0;
     int64_t ciResamples = 0;
     uint64_t ciSeed = 0;
+    // numerical pNN, max, min (evaluator_numerical.cpp): the quantile's interval, which
+    // depends only on the values and q, and the counts beyond max / min at the last levels
+    std::optional<std::pair<double, double>> interval;
+    std::string intervalFor;                     // the aggregate text `interval` is for
+    std::optional<uint64_t> above, below;        // values > aboveAt, values < belowAt
+    double aboveAt = 0, belowAt = 0;
+    BucketedValues buckets;                      // built on a second level (a drag)
 };
 
 }  // namespace kcx::detail

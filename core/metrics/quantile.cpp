@@ -133,4 +133,77 @@ double orderStatistic(std::span<const double> values, size_t k, int threads) {
     return selectRanks(values, h, {uint64_t(k)}, threads)[0];
 }
 
+std::vector<double> orderStatistics(std::span<const double> values, std::span<const uint64_t> ranks, int threads) {
+    if (ranks.empty())
+        return {};
+    const Histogram h = histogram(values, threads);
+    return selectRanks(values, h, std::vector<uint64_t>(ranks.begin(), ranks.end()), threads);
+}
+
+void BucketedValues::build(std::span<double> values) {
+    std::vector<uint64_t> next(kBuckets, 0), end(kBuckets, 0);
+    for (double v : values)
+        ++end[bucketOf(v)];
+    bucket_.clear();
+    begin_.clear();
+    uint64_t at = 0;
+    for (size_t b = 0; b < kBuckets; ++b) {
+        next[b] = at;
+        if (end[b]) {
+            bucket_.push_back(uint16_t(b));
+            begin_.push_back(at);
+        }
+        at += end[b];
+        end[b] = at;
+    }
+    begin_.push_back(at);
+    // One in-place permutation (American flag sort, one digit): each value is carried along
+    // the cycle of displaced values until one belongs where it was taken from.
+    for (uint16_t b : bucket_)
+        while (next[b] < end[b]) {
+            double v = values[next[b]];
+            size_t d = bucketOf(v);
+            while (d != b) {
+                std::swap(v, values[next[d]++]);
+                d = bucketOf(v);
+            }
+            values[next[b]++] = v;
+        }
+}
+
+// The first non-empty bucket at or above the level's; `inside` when it is the level's own.
+size_t BucketedValues::find(double level, bool& inside) const {
+    const auto b = uint16_t(bucketOf(level));
+    const size_t i = size_t(std::lower_bound(bucket_.begin(), bucket_.end(), b) - bucket_.begin());
+    inside = i < bucket_.size() && bucket_[i] == b;
+    return i;
+}
+
+uint64_t BucketedValues::countAbove(std::span<const double> values, double level) const {
+    if (level != level)
+        return 0;
+    if (level == 0)
+        level = 0.0;   // +0: -0 equals it but lies in the bucket below
+    bool inside = false;
+    const size_t i = find(level, inside);
+    const uint64_t n = begin_.back();
+    if (!inside)
+        return n - begin_[i];
+    const auto from = values.begin() + ptrdiff_t(begin_[i]), to = values.begin() + ptrdiff_t(begin_[i + 1]);
+    return n - begin_[i + 1] + uint64_t(std::count_if(from, to, [&](double x) { return x > level; }));
+}
+
+uint64_t BucketedValues::countBelow(std::span<const double> values, double level) const {
+    if (level != level)
+        return 0;
+    if (level == 0)
+        level = -0.0;   // -0: +0 equals it but lies in the bucket above
+    bool inside = false;
+    const size_t i = find(level, inside);
+    if (!inside)
+        return begin_[i];
+    const auto from = values.begin() + ptrdiff_t(begin_[i]), to = values.begin() + ptrdiff_t(begin_[i + 1]);
+    return begin_[i] + uint64_t(std::count_if(from, to, [&](double x) { return x < level; }));
+}
+
 }  // namespace kcx

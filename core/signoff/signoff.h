@@ -26,7 +26,9 @@ std::string canonicalJson(const nlohmann::json& j);
 
 // The part of evaluationJson(ev) a record binds: everything but prose (result "message",
 // bound "title", "assumption", "input_name", "observed_name"), so rewording a message in a later KCX does not break
-// old records. Deterministic: the evaluation is (the bootstrap is seeded).
+// old records, and but what numerical results carry for the reviewer alone ("ci",
+// "confidence", "beyond": added after records were signed without them). Deterministic:
+// the evaluation is (the bootstrap is seeded).
 nlohmann::json signedResultsJson(const Evaluation& ev);
 // Lower-case hex SHA-256 of canonicalJson(signedResultsJson(ev)).
 std::string resultsSha256(const Evaluation& ev);

@@ -2,9 +2,9 @@
 # `kcx keygen`, `kcx sign`, `kcx verify` end to end (SPEC 6.4, docs/signoff.md) on the demo:
 # key file modes, the private key never printed, what verify names when something differs,
 # and trusted signers (SPEC 6.4 v1.1): exit 0 only for a trusted key with both files given.
-# Usage: cli_signoff_test.sh KCX WORKDIR
+# Usage: cli_signoff_test.sh KCX WORKDIR SIGNED_BEFORE_DIR
 set -u
-kcx="$1"; work="$2"
+kcx="$1"; work="$2"; before="$3"
 rm -rf "$work"; mkdir -p "$work"; cd "$work"
 py=/usr/bin/python3
 pass=0; fail=0
@@ -180,6 +180,26 @@ contains malformed-record err.txt "typed.json: reviewer: must be a string"
 check missing-contract 2 "$kcx" verify signoff.json --contract nothing.yaml
 check pub-is-private 2 "$kcx" verify signoff.json --pub alice.key
 check verify-usage 2 "$kcx" verify
+
+# ---------------------------------------------------------------------------------------
+# A record signed by kcx before numerical results carried "ci", "confidence" and "beyond"
+# (the quantile's interval; signed_before_ci/, its private key thrown away): the results
+# hash leaves those out, so the record still verifies, while check --json writes them.
+# ---------------------------------------------------------------------------------------
+check signed-before 0 "$kcx" verify "$before/before.signoff.json" --contract "$before/contract.yaml" \
+  --run "$before/run.jsonl" --pub "$before/signer.pub"
+contains signed-before out.txt "evaluating now gives the signed results"
+check signed-before-check 1 "$kcx" check --contract "$before/contract.yaml" --run "$before/run.jsonl" \
+  --json before.json --quiet
+if $py - before.json <<'EOF'
+import json, sys
+res = json.load(open(sys.argv[1]))["results"]
+quantiles = [r for r in res if r["family"] == "numerical" and r["aggregate"] != "mean"]
+assert len(quantiles) == 5, quantiles
+assert all("ci" in r and "beyond" in r and r["confidence"] == 0.95 for r in quantiles), quantiles
+assert any(r["ci"][1] is None for r in quantiles), quantiles     # p90 of 24 values: no upper side
+EOF
+then ok; else bad "signed-before-check: the numerical quantiles lack ci/beyond"; fi
 
 # The private key never appeared in anything kcx printed.
 lacks secret-printed all.txt "${secret:0:32}"

@@ -1,9 +1,11 @@
 // The contract evaluator (SPEC 4.1, 4.2) against values worked out in the test.
 #include <QtTest/QTest>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
+#include "core/evaluate/evaluation_json.h"
 #include "core/evaluate/evaluator.h"
 #include "core/evaluate/stats.h"
 #include "tests/support/test_runs.h"
@@ -241,6 +243,117 @@ private slots:
         QCOMPARE(eval(c).action, Action::Warn);
     }
 
+    // Beside a quantile (pNN, max, min): its 95 % interval x(l)..x(u) and the values beyond
+    // the thresholds, for the reviewer; the status is SPEC 4's rule on the observed value.
+    void quantileIntervalAndBeyond() {
+        // smallRun's nine |r| as the metric computes them, sorted: 0.01 0.02 0.02 0.03 0.05
+        // 0.1 0.3 0.5 0.9. For n = 9, q = 0.5: P(B <= 1) = 10/512 <= 0.025 < P(B <= 2) =
+        // 46/512 and P(B <= 7) = 502/512 >= 0.975 > P(B <= 6) = 466/512: ranks 1 and 7.
+        std::vector<double> x;
+        for (double r : {0.1, 0.5, 0.05, 0.3, 0.02, 0.01, 0.02, 0.03, 0.9})
+            x.push_back(std::fabs(-1.0 - (-1.0 - r)));
+        std::sort(x.begin(), x.end());
+        const double inf = INFINITY;
+        Contract c;
+        c.clauses.push_back(test::maxClause("N1", "abs_log_ratio", "p50", 0.2));
+        Clause both = test::maxClause("N2", "abs_log_ratio", "p50", 0.4);
+        both.min = Threshold{0.025, {}};
+        c.clauses.push_back(both);
+        c.clauses.push_back(test::maxClause("N3", "abs_log_ratio", "max", 0.6));
+        Clause lowest = test::maxClause("N4", "abs_log_ratio", "min", 1);
+        lowest.max.reset();
+        lowest.min = Threshold{0.015, {}};
+        c.clauses.push_back(lowest);
+        c.clauses.push_back(test::maxClause("N5", "abs_log_ratio", "mean", 0.2));
+        c.clauses.push_back(test::maxClause("N6", "abs_log_ratio", "fraction_above: 0.2", 0.5));
+        Clause per = test::maxClause("N7", "abs_log_ratio", "p99.9", 0.2);
+        per.perSlice = "task";
+        c.clauses.push_back(per);
+        const Evaluation ev = eval(c);
+        const Result& n1 = find(ev, "N1");
+        QCOMPARE(*n1.observed, x[4]);
+        QCOMPARE(n1.status, Status::Pass);
+        QVERIFY(n1.ci == std::make_pair(x[1], x[7]));
+        QCOMPARE(*n1.confidence, 0.95);
+        QCOMPARE(*n1.beyond, uint64_t(3));              // 0.3, 0.5, 0.9 above 0.2
+        QCOMPARE(*find(ev, "N2").beyond, uint64_t(5));  // 0.5, 0.9 above 0.4; 0.01, 0.02, 0.02 below 0.025
+        QCOMPARE(find(ev, "N2").status, Status::Pass);
+        // max: the sample's maximum bounds the population's from below; nothing from above.
+        const Result& n3 = find(ev, "N3");
+        QVERIFY(n3.ci == std::make_pair(x[8], inf));
+        QCOMPARE(*n3.beyond, uint64_t(1));
+        QCOMPARE(n3.status, Status::Fail);
+        const Result& n4 = find(ev, "N4");
+        QVERIFY(n4.ci == std::make_pair(-inf, x[0]));
+        QCOMPARE(*n4.beyond, uint64_t(1));              // 0.01 below 0.015
+        QCOMPARE(n4.status, Status::Fail);
+        for (const char* id : {"N5", "N6"}) {           // not quantiles: nothing added
+            QVERIFY(!find(ev, id).ci && !find(ev, id).beyond && !find(ev, id).confidence);
+            QVERIFY(!resultJson(find(ev, id)).contains("ci") && !resultJson(find(ev, id)).contains("beyond"));
+        }
+        // p99.9 of five values: no upper rank; the lower one is the slice's maximum (P(B <= 4)
+        // = 1 - 0.999^5 = 0.005 <= 0.025).
+        const Result& math = find(ev, "N7", "math");
+        QVERIFY(math.ci == std::make_pair(std::fabs(-1.0 - (-1.0 - 0.5)), inf));
+        QCOMPARE(*math.beyond, uint64_t(2));            // 0.5, 0.3
+        QCOMPARE(*find(ev, "N7", "code").beyond, uint64_t(1));
+        // In the JSON an unbounded side is null.
+        const nlohmann::json j = resultJson(math);
+        QVERIFY(j["ci"].is_array() && j["ci"].size() == 2 && j["ci"][1].is_null());
+        QCOMPARE(j["ci"][0].get<double>(), math.ci->first);
+        QCOMPARE(j["beyond"].get<uint64_t>(), uint64_t(2));
+        QCOMPARE(j["confidence"].get<double>(), 0.95);
+        QCOMPARE(resultJson(n4)["ci"][0].is_null(), true);
+    }
+
+    // A dragged max or min: the count follows every level (from the second level on it comes
+    // from bucketed values), the interval stays, and every step equals a fresh evaluation.
+    void beyondFollowsADrag() {
+        std::mt19937_64 rng(8);
+        std::lognormal_distribution<double> logn(-4, 1);
+        std::vector<std::vector<double>> r(40, std::vector<double>(250));
+        for (auto& seq : r)
+            for (double& v : seq)
+                v = logn(rng) * (rng() % 2 ? 1 : -1);
+        auto run = test::runFromRatios(r);
+        run->slices.keys = {"task"};
+        run->slices.values = {{"a", "b"}};
+        for (size_t s = 0; s < r.size(); ++s)
+            run->slices.codes.push_back(int32_t(s % 2));
+        std::vector<std::vector<double>> vals(2);   // log_ratio per slice, as the metric computes it
+        for (size_t s = 0; s < r.size(); ++s)
+            for (double v : r[s])
+                vals[s % 2].push_back(-1.0 - (-1.0 - v));
+        Contract c;
+        Clause n = test::maxClause("N1", "log_ratio", "p99", 0.05);
+        n.min = Threshold{-0.05, {}};
+        n.perSlice = "task";
+        c.clauses.push_back(n);
+        Evaluator e(std::make_shared<MetricEngine>(run), c);
+        const Evaluation first = e.evaluate();
+        QCOMPARE(first.results.size(), size_t(2));
+        std::uniform_real_distribution<double> u(0, 0.1);
+        for (int step = 0; step < 80; ++step) {
+            const bool max = step % 3 != 0;
+            double level = max ? u(rng) : -u(rng);
+            if (step % 7 == 0)   // exactly a value: ties
+                level = vals[0][size_t(step) * 31 % vals[0].size()];
+            e.setThreshold("N1", max ? "max" : "min", level);
+            const Evaluation ev = e.evaluate();
+            const Evaluation direct = evaluateContract(e.contract(), run);
+            const double hi = e.contract().clauses[0].max->value, lo = e.contract().clauses[0].min->value;
+            for (size_t g = 0; g < 2; ++g) {
+                const auto want = uint64_t(std::count_if(vals[g].begin(), vals[g].end(),
+                                                         [&](double v) { return v > hi || v < lo; }));
+                QCOMPARE(*ev.results[g].beyond, want);
+                QVERIFY(ev.results[g].beyond == direct.results[g].beyond);
+                QVERIFY(ev.results[g].ci == first.results[g].ci);
+                QCOMPARE(ev.results[g].status, direct.results[g].status);
+                QCOMPARE(*ev.results[g].observed, *first.results[g].observed);
+            }
+        }
+    }
+
     // Tightening `max` never turns a fail into a pass; re-deciding equals a fresh evaluation.
     void tighteningAndIncremental() {
         std::mt19937_64 rng(5);
@@ -266,6 +379,8 @@ private slots:
                     QCOMPARE(after.results[i].status, Status::Fail);
                 QCOMPARE(after.results[i].status, direct.results[i].status);
                 QCOMPARE(after.results[i].margin.has_value(), direct.results[i].margin.has_value());
+                QVERIFY(after.results[i].beyond == direct.results[i].beyond);
+                QVERIFY(after.results[i].ci == direct.results[i].ci);
             }
         }
     }

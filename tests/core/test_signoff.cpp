@@ -14,6 +14,7 @@
 
 #include "core/base/sha256.h"
 #include "core/demo/demo.h"
+#include "core/evaluate/evaluation_json.h"
 #include "core/formats/loader.h"
 #include "core/signoff/signoff.h"
 #include "core/signoff/signoff_files.h"
@@ -150,6 +151,40 @@ private slots:
         changed.stage = "full";
         QVERIFY(resultsSha256(changed) != h);
         QVERIFY(!signedResultsJson(ev)["results"][0].contains("message"));
+    }
+
+    // Numerical results gained "ci", "confidence" and "beyond" (the quantile's interval, for
+    // the reviewer) after records had been signed: the results hash leaves them out, so an
+    // old record still verifies. The canonical text and hash are pinned as KCX wrote them
+    // before; a statistical result's interval stays bound.
+    void resultsHashWithoutQuantileInterval() {
+        const std::string before =
+            R"({"action":"block_promotion","bounds":[],"kcx":1,"results":[{"action":"block_promotion","aggregate":"max",)"
+            R"("clause":"N1","family":"numerical","margin":null,"max":0.5,"metric":"abs_log_ratio","n":8,)"
+            R"("observed":0.6931471805599453,"severity":"error","slice":null,"status":"fail"}],"stage":"offline_ci",)"
+            R"("stages":{"offline_ci":"block_promotion"},"verdict":"fail"})";
+        const std::string pinned = "3f8adc335fc1d54f803d2e9b38a0aa2c5b5f02bc37b5c1e58073e12b46de6319";
+        QCOMPARE(sha256Hex(before), pinned);
+        Evaluation ev = smallEvaluation();
+        QCOMPARE(canonicalJson(signedResultsJson(ev)), before);
+        ev.results[0].ci = std::pair{0.6931471805599453, HUGE_VAL};
+        ev.results[0].confidence = 0.95;
+        ev.results[0].beyond = 3;
+        QVERIFY(evaluationJson(ev)["results"][0].contains("ci"));   // written by check --json
+        QVERIFY(evaluationJson(ev)["results"][0].contains("beyond"));
+        QCOMPARE(canonicalJson(signedResultsJson(ev)), before);
+        QCOMPARE(resultsSha256(ev), pinned);
+        // A mean test's interval decides its status: it is bound, as before.
+        Evaluation mean = smallEvaluation();
+        mean.results[0].family = Family::Statistical;
+        mean.results[0].aggregate = "mean";
+        mean.results[0].ci = std::pair{0.1, 0.2};
+        mean.results[0].confidence = 0.95;
+        const std::string h = resultsSha256(mean);
+        QVERIFY(signedResultsJson(mean)["results"][0].contains("ci"));
+        QVERIFY(signedResultsJson(mean)["results"][0].contains("confidence"));
+        mean.results[0].ci = std::pair{0.1, 0.3};
+        QVERIFY(resultsSha256(mean) != h);
     }
 
     void keyFiles() {

@@ -14,6 +14,7 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 
+#include <cmath>
 #include <fstream>
 
 #include "core/base/sha256.h"
@@ -132,6 +133,7 @@ private slots:
         QVERIFY(h.startsWith(QStringLiteral("<!DOCTYPE html>")));
         const QStringList resultRows = rows(h, QStringLiteral("<tr class=\"r\">"));
         QCOMPARE(resultRows.size(), qsizetype(in.evaluation.results.size()));
+        int quantiles = 0;
         for (size_t i = 0; i < in.evaluation.results.size(); ++i) {
             const Result& r = in.evaluation.results[i];
             const QString& row = resultRows[qsizetype(i)];
@@ -140,7 +142,22 @@ private slots:
             if (r.observed)
                 QVERIFY2(row.contains(QStringLiteral(">%1<").arg(printed(*r.observed))), qPrintable(row));
             QVERIFY2(row.contains(QStringLiteral("<b>%1</b>").arg(statusName(r.status))), qPrintable(row));
+            // A numerical quantile: its interval and the values beyond, under the observed value.
+            if (r.family == Family::Numerical && r.ci) {
+                ++quantiles;
+                const auto end = [](double v, const char* none) { return std::isfinite(v) ? printed(v) : QString(none); };
+                const QString ci = QStringLiteral("95\u00a0%\u00a0CI\u00a0%1%2,\u00a0%3%4")
+                                       .arg(std::isfinite(r.ci->first) ? "[" : "(", end(r.ci->first, "−∞"),
+                                            end(r.ci->second, "∞"), std::isfinite(r.ci->second) ? "]" : ")");
+                QVERIFY2(row.contains(ci), qPrintable(row + "\n" + ci));
+                const QString beyond = QStringLiteral("<br>%1\u00a0%2").arg(*r.beyond).arg(
+                    r.min && r.max ? "outside" : r.max ? "above\u00a0max" : "below\u00a0min");
+                QVERIFY2(row.contains(beyond), qPrintable(row + "\n" + beyond));
+            } else {
+                QVERIFY2(!row.contains("CI\u00a0"), qPrintable(row));
+            }
         }
+        QVERIFY(quantiles >= 2);   // the demo contract's p99.9 per precision and p99
         QCOMPARE(in.evaluation.verdict, Status::Fail);
         QVERIFY(h.contains(QStringLiteral(">FAIL</span>")));
     }

@@ -16,6 +16,7 @@
 #include <QtCharts/QValueAxis>
 
 #include <algorithm>
+#include <cmath>
 
 #include "ui/style/chart_style.h"
 #include "ui/style/status_style.h"
@@ -76,7 +77,7 @@ std::vector<SliceBar> SliceBarsChart::barsOf(const std::vector<Result>& results,
         if (r.upper) {
             b.lo = b.value;
             b.hi = *r.upper;
-        } else if (r.ci) {
+        } else if (r.ci && std::isfinite(r.ci->first) && std::isfinite(r.ci->second)) {   // a quantile's may be one-sided
             b.lo = r.ci->first;
             b.hi = r.ci->second;
         }

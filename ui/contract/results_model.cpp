@@ -3,8 +3,10 @@
 #include <QColor>
 #include <QIcon>
 
+#include <cmath>
 #include <utility>
 
+#include "core/metrics/quantile_ci.h"
 #include "ui/style/status_style.h"
 
 namespace kcx::ui {
@@ -183,10 +185,12 @@ QVariant ResultsModel::resultData(const Result& r, int column, int role) const {
     case FamilyRole:
         return int(r.family);
     case Qt::ToolTipRole:
-        if (column == BoundCol && (r.upper || r.ci))
+        if (column == BoundCol && !boundText(r).isEmpty())
             return tr("%1 at confidence %2").arg(r.upper ? tr("One-sided Wilson upper bound of the exceedance share")
                                                         : tr("Percentile bootstrap interval of the mean"))
                 .arg(r.confidence ? formatNumber(*r.confidence) : QStringLiteral("?"));
+        if (column == ObservedCol && r.family == Family::Numerical && r.ci)
+            return QString::fromStdString(r.message) + QLatin1Char('\n') + quantileDetails(r);
         return QString::fromStdString(r.message);
     case Qt::DecorationRole:
         return column == StatusCol ? QVariant(statusIcon(r.status)) : QVariant();
@@ -240,9 +244,55 @@ QString ResultsModel::thresholdText(const Result& r) {
 QString ResultsModel::boundText(const Result& r) {
     if (r.upper)
         return QStringLiteral("≤ %1").arg(formatNumber(*r.upper));
-    if (r.ci)
+    if (r.ci && r.family == Family::Statistical)   // a numerical quantile's interval decides nothing
         return QStringLiteral("[%1, %2]").arg(formatNumber(r.ci->first), formatNumber(r.ci->second));
     return {};
+}
+
+QString ResultsModel::quantileIntervalText(const Result& r) {
+    if (!r.ci || r.family != Family::Numerical)
+        return {};
+    const auto [lo, hi] = *r.ci;
+    const QString left = std::isfinite(lo) ? QStringLiteral("[") + formatNumber(lo) : QStringLiteral("(−∞");
+    const QString right = std::isfinite(hi) ? formatNumber(hi) + QStringLiteral("]") : QStringLiteral("∞)");
+    return left + QStringLiteral(", ") + right;
+}
+
+QString ResultsModel::quantileDetails(const Result& r) {
+    const QString interval = quantileIntervalText(r);
+    if (interval.isEmpty())
+        return {};
+    const QString what = QString::fromStdString(r.aggregate);
+    const QString conf = formatNumber(100 * r.confidence.value_or(kQuantileIntervalConfidence));
+    QStringList lines;
+    lines << tr("%1 % interval of the true %2: %3 (two order statistics, whatever the distribution; "
+                "the status compares the observed value only)").arg(conf, what, interval);
+    const auto agg = parseAggregate(r.aggregate);
+    const double q = !agg ? 0.5 : agg->kind == Aggregate::Kind::Max ? 1 : agg->kind == Aggregate::Kind::Min ? 0 : agg->q;
+    for (const bool upper : {false, true}) {
+        if (std::isfinite(upper ? r.ci->second : r.ci->first))
+            continue;
+        const auto need = quantileIntervalMinCount(q, upper, r.confidence.value_or(kQuantileIntervalConfidence));
+        const QString side = upper ? tr("upper") : tr("lower");
+        if (need)
+            lines << tr("No %1 bound: the %2 needs at least %3 values for one (here %4).")
+                         .arg(side, what, QString::number(*need), QString::number(r.n));
+        else
+            lines << tr("No %1 bound: no number of values bounds the %2 from %3 without assumptions.")
+                         .arg(side, what, upper ? tr("above") : tr("below"));
+    }
+    if (r.beyond) {
+        QString where;
+        if (r.min && r.max)
+            where = tr("outside [%1, %2]").arg(formatNumber(*r.min), formatNumber(*r.max));
+        else if (r.max)
+            where = tr("above max %1").arg(formatNumber(*r.max));
+        else if (r.min)
+            where = tr("below min %1").arg(formatNumber(*r.min));
+        if (!where.isEmpty())
+            lines << tr("%1 of %2 values %3").arg(QString::number(*r.beyond), QString::number(r.n), where);
+    }
+    return lines.join(QLatin1Char('\n'));
 }
 
 QString ResultsModel::sliceText(const Result& r) {

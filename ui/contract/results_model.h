@@ -40,6 +40,11 @@ public:
     static QString formatNumber(double v);
     static QString thresholdText(const Result& r);
     static QString boundText(const Result& r);   // Wilson upper bound or bootstrap interval
+    // A numerical quantile's interval (Result::ci): "[0.011, 0.024]", "[0.24, ∞)"; else empty.
+    static QString quantileIntervalText(const Result& r);
+    // For the Observed cell's tooltip: what the interval is, why a side is missing, and how
+    // many values lie beyond the thresholds ("3 of 48 values above max 0.2"); else empty.
+    static QString quantileDetails(const Result& r);
     static QString sliceText(const Result& r);
 
 private:

@@ -5,6 +5,7 @@
 #include <QStringList>
 
 #include <algorithm>
+#include <cmath>
 
 #include "ui/contract/results_model.h"
 #include "ui/report/report_internal.h"
@@ -111,6 +112,25 @@ QString verdictHtml(const ReportInput& in, const HtmlFlavour& f) {
     return h + QStringLiteral("</table>");
 }
 
+// Under a numerical quantile's observed value: its interval and how many values lie beyond
+// the thresholds, for the reviewer (the status compares the observed value alone).
+QString quantileMetaHtml(const Result& r) {
+    if (r.family != Family::Numerical || !r.ci)
+        return {};
+    const auto [lo, hi] = *r.ci;
+    const QString interval = (std::isfinite(lo) ? QStringLiteral("[") + reportNumber(lo) : QStringLiteral("(−∞")) +
+                             QStringLiteral(",\u00a0") +
+                             (std::isfinite(hi) ? reportNumber(hi) + QStringLiteral("]") : QStringLiteral("∞)"));
+    QString h = QStringLiteral("<br><span class=\"meta\">%1\u00a0%\u00a0CI\u00a0%2")
+                    .arg(reportNumber(100 * r.confidence.value_or(0.95)), esc(interval));
+    if (r.beyond && (r.min || r.max))
+        h += QStringLiteral("<br>%1\u00a0%2").arg(QString::number(*r.beyond),
+                                                    r.min && r.max ? QStringLiteral("outside")
+                                                    : r.max       ? QStringLiteral("above\u00a0max")
+                                                                  : QStringLiteral("below\u00a0min"));
+    return h + QStringLiteral("</span>");
+}
+
 // One row per result. The PDF's page is narrow: there the family goes under the clause and
 // the aggregate before the metric, so that no column has to break a word.
 QString resultsHtml(const ReportInput& in, const HtmlFlavour& f) {
@@ -135,7 +155,7 @@ QString resultsHtml(const ReportInput& in, const HtmlFlavour& f) {
                  cell(esc(r.aggregate.empty() ? r.metric : r.aggregate + " " + r.metric));
         else
             h += cell(clause) + cell(family) + cell(esc(reportSlice(r))) + cell(esc(r.metric)) + cell(esc(r.aggregate));
-        h += cell(r.observed ? esc(reportNumber(*r.observed)) : QStringLiteral("&#8211;"), "num") +
+        h += cell(r.observed ? esc(reportNumber(*r.observed)) + quantileMetaHtml(r) : QStringLiteral("&#8211;"), "num") +
              cell(esc(reportThreshold(r, contract))) + cell(QString::number(r.n), "num") + cell(esc(ci)) +
              cell(QStringLiteral("<b>%1</b>").arg(esc(std::string(statusName(r.status)))), {}, tint(sc, 0.3)) +
              cell(r.status == Status::Pass ? QString() : esc(std::string(actionName(r.action))), {},
