@@ -1,4 +1,5 @@
-// The header line of the sequence view.
+// The header line of the sequence view, as plain text (ids and slice labels come from the
+// run file). The runtime record has its own table (runtime_table.h).
 #include <QStringList>
 
 #include <cmath>
@@ -8,21 +9,15 @@
 
 namespace kcx::ui {
 
-namespace {
-constexpr int kRuntimeChars = 240;   // longer runtime records are cut (the tooltip has them whole)
-
-QString esc(const std::string& s) { return QString::fromStdString(s).toHtmlEscaped(); }
-}  // namespace
-
 QString sequenceSummary(const Run& run, size_t seq) {
     if (seq >= run.sequenceCount())
         return QObject::tr("No sequence");
     QStringList parts;
-    parts << QObject::tr("<b>%1</b> (sequence %2 of %3)").arg(esc(run.ids[seq])).arg(seq).arg(run.sequenceCount());
+    parts << QObject::tr("%1 (sequence %2 of %3)").arg(QString::fromStdString(run.ids[seq])).arg(seq).arg(run.sequenceCount());
     QStringList slices;
     for (size_t k = 0; k < run.slices.keys.size(); ++k)
         if (const std::string* label = run.slices.label(seq, k))
-            slices << esc(run.slices.keys[k]) + QLatin1Char('=') + esc(*label);
+            slices << QString::fromStdString(run.slices.keys[k]) + QLatin1Char('=') + QString::fromStdString(*label);
     parts << (slices.isEmpty() ? QObject::tr("no slices") : slices.join(QLatin1String(", ")));
     parts << QObject::tr("%n token(s)", nullptr, int(run.seqLength(seq)));
     if (run.hasRewards()) {
@@ -32,13 +27,7 @@ QString sequenceSummary(const Run& run, size_t seq) {
             r += QObject::tr(" (diff %1)").arg(formatValue(b - a, 4));
         parts << r;
     }
-    if (seq < run.runtime.size() && !run.runtime[seq].is_null()) {
-        QString rt = QString::fromStdString(run.runtime[seq].dump());
-        if (rt.size() > kRuntimeChars)
-            rt = rt.left(kRuntimeChars) + QChar(0x2026);
-        parts << QObject::tr("runtime %1").arg(rt.toHtmlEscaped());
-    }
-    return parts.join(QLatin1String(" &middot; "));
+    return parts.join(QStringLiteral(" \u00B7 "));
 }
 
 }  // namespace kcx::ui

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "ui/drilldown/plain_tip.h"
 #include "ui/style/action_style.h"
 #include "ui/style/value_text.h"
 
@@ -147,7 +148,7 @@ bool TokenStrip::event(QEvent* event) {
         QString tip = tr("t = %1: %2").arg(i).arg(texts_[i]);
         if (coloured_)
             tip += tr("\nvalue: %1").arg(formatValue(values_[size_t(i)]));
-        QToolTip::showText(help->globalPos(), tip, this);
+        QToolTip::showText(help->globalPos(), plainToolTip(tip), this);
         return true;
     }
     return QWidget::event(event);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ui/drilldown/plain_tip.h"
 #include "ui/style/action_style.h"
 #include "ui/style/value_text.h"
 
@@ -103,12 +104,12 @@ QVariant TokenTableModel::data(const QModelIndex& index, int role) const {
         return {};
     case Qt::ToolTipRole:
         if (col == Text && run_->hasText())
-            return tr("Token %1 of %2, id %3: \"%4\" (%5 bytes)")
-                .arg(row)
-                .arg(count_)
-                .arg(run_->tokens[flatIndex(row)])
-                .arg(escapeTokenText(run_->tokenText(flatIndex(row))))
-                .arg(run_->tokenText(flatIndex(row)).size());
+            return plainToolTip(tr("Token %1 of %2, id %3: \"%4\" (%5 bytes)")
+                                    .arg(row)
+                                    .arg(count_)
+                                    .arg(run_->tokens[flatIndex(row)])
+                                    .arg(escapeTokenText(run_->tokenText(flatIndex(row))))
+                                    .arg(run_->tokenText(flatIndex(row)).size()));
         return {};
     default: return {};
     }
@@ -131,6 +132,7 @@ QVariant TokenTableModel::headerData(int section, Qt::Orientation orientation, i
     if (role == Qt::ToolTipRole) {
         switch (section) {
         case Position: return tr("Position within the response (0-based)");
+        case TokenId: return tr("The sampled token's id");
         case PTrain: return tr("exp(logp_train): the training kernel's probability of the sampled token");
         case PInf: return tr("exp(logp_inf): the inference kernel's probability of the sampled token");
         case LogRatio: return tr("r = logp_train - logp_inf");

@@ -1,6 +1,7 @@
-// One row per token of one sequence: position, token id, text, p_train, p_inf (exp of the
-// log-probs), log ratio (lp_train - lp_inf, SPEC 2.1) and one per-token metric, whose
-// cells are coloured like the sequence view's token strip.
+// One row per token of one sequence: position, text, log ratio (lp_train - lp_inf, SPEC
+// 2.1), one per-token metric (its cells coloured like the sequence view's token strip),
+// p_train, p_inf (exp of the log-probs) and the token id. The log ratio comes first among
+// the numbers: it is what a reader scans for, and it must not need horizontal scrolling.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -16,7 +17,7 @@ namespace kcx::ui {
 class TokenTableModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Position, TokenId, Text, PTrain, PInf, LogRatio, Metric, ColumnCount };
+    enum Column { Position, Text, LogRatio, Metric, PTrain, PInf, TokenId, ColumnCount };
     enum Role {
         ValueRole = Qt::UserRole,   // the raw number of a numeric column (NaN when it has none)
         SortRole,                   // like ValueRole, with no-value cells sorted first

@@ -2,6 +2,8 @@
 
 #include <QFont>
 
+#include "ui/drilldown/plain_tip.h"
+
 namespace kcx::ui {
 
 TopKCompareModel::TopKCompareModel(QObject* parent) : QAbstractTableModel(parent) {}
@@ -100,6 +102,10 @@ QVariant TopKCompareModel::data(const QModelIndex& index, int role) const {
         }
         return {};
     case Qt::ToolTipRole:
+        if (col == Text) {
+            const auto text = vocab_ ? vocab_->text(e.id) : std::nullopt;
+            return text ? plainToolTip(escapeTokenText(*text)) : QVariant();
+        }
         if (e.id == sampled_)
             return tr("The sampled token");
         if (!e.rankTrain || !e.rankInf)
@@ -112,14 +118,25 @@ QVariant TopKCompareModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant TopKCompareModel::headerData(int section, Qt::Orientation orientation, int role) const {
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole || section < 0 || section >= ColumnCount)
+    if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount)
         return QAbstractTableModel::headerData(section, orientation, role);
+    if (role == Qt::ToolTipRole) {
+        switch (section) {
+        case LogpTrain: return tr("The training kernel's log-prob of this id (blank: not in its top-k)");
+        case LogpInf: return tr("The inference kernel's log-prob of this id (blank: not in its top-k)");
+        case RankTrain: return tr("The id's place in the training kernel's list (1 = most likely)");
+        case RankInf: return tr("The id's place in the inference kernel's list (1 = most likely)");
+        }
+        return {};
+    }
+    if (role != Qt::DisplayRole)
+        return {};
     switch (section) {
     case Id: return tr("id");
     case Text: return tr("text");
-    case RankTrain: return tr("rank train");
+    case RankTrain: return tr("#train");
     case LogpTrain: return tr("logp_train");
-    case RankInf: return tr("rank inf");
+    case RankInf: return tr("#inf");
     case LogpInf: return tr("logp_inf");
     }
     return {};

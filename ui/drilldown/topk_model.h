@@ -1,6 +1,7 @@
 // Both kernels' top-k lists at one token, side by side: one row per id in either list
 // (the training kernel's order first, then ids only the inference kernel listed), with
-// each kernel's rank and log-prob; an id missing from one list is blank on that side.
+// each kernel's log-prob (next to each other, to compare) and rank; an id missing from one
+// list is blank on that side.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -17,7 +18,7 @@ namespace kcx::ui {
 class TopKCompareModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Id, Text, RankTrain, LogpTrain, RankInf, LogpInf, ColumnCount };
+    enum Column { Id, Text, LogpTrain, LogpInf, RankTrain, RankInf, ColumnCount };
     enum Role { ValueRole = Qt::UserRole };   // rank (1-based) or log-prob; invalid when blank
 
     struct Entry {

@@ -68,6 +68,7 @@ void showSequence(QWidget* sequencePanel, Session* session, const QString& metri
     v->setProperty("kcxMetric", metric);
     session->requestMetric(metric);
     v->selectToken(position);
+    v->requestRoom();   // 12 token rows and every top-k row, once the tab is shown
 }
 
 }  // namespace kcx::ui
