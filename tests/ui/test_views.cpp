@@ -347,7 +347,13 @@ private slots:
 
     void verdictBannerShowsCounts() {
         VerdictBanner banner;
-        QVERIFY(banner.verdictText().contains(QStringLiteral("no evaluation")));
+        QCOMPARE(banner.verdictText(), QStringLiteral("no run"));   // nothing opened yet
+        banner.setLoading(true, 0.42, QStringLiteral("Reading run.jsonl"));
+        QCOMPARE(banner.verdictText(), QStringLiteral("loading"));
+        QCOMPARE(banner.countsText(), QStringLiteral("Reading run.jsonl — 42 %"));
+        banner.setLoadFailed(QStringLiteral("run.jsonl:3: not JSON"));
+        QCOMPARE(banner.verdictText(), QStringLiteral("no run"));
+        QVERIFY(banner.countsText().contains(QStringLiteral("run.jsonl:3: not JSON")));
         banner.setEvaluation(stagedEvaluation());
         QCOMPARE(banner.verdictText(), QStringLiteral("FAIL"));
         QVERIFY(banner.actionText().contains(QStringLiteral("shadow_only")));

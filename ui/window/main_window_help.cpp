@@ -35,6 +35,7 @@ std::vector<std::pair<QString, QString>> MainWindow::shortcuts() const {
         {"Wheel", "Heatmap: zoom positions about the pointer (with Ctrl: rows)"},
         {"← → ↑ ↓", "Heatmap: pan; Sequence tab: previous / next token"},
         {"Home or 0", "Heatmap: show everything"},
+        {"N / Shift+N", "Sequence tab: next / previous worst token (by |log ratio|)"},
         {"Click", "Heatmap: open the cell's most divergent sequence at its worst token"},
         {"Alt+C, S, B, P, F, W", "The detail tabs: Charts, Sequence, Bound chain, Promotion, Sign-off, Where is it hiding?"},
         {"Esc", "Cancel loading a run"},
