@@ -70,7 +70,9 @@ int runOpen(const QStringList& args) {
                                      "PNG, and exit.",
                                      "OUT.png");
     const QCommandLineOption sizeOpt("size", "The window size, e.g. 1600x1000.", "WxH");
-    p.addOptions({contractOpt, shotOpt, sizeOpt});
+    const QCommandLineOption tabOpt("tab", "Bring this detail tab forward, e.g. Promotion or \"Where is it hiding?\".",
+                                    "TITLE");
+    p.addOptions({contractOpt, shotOpt, sizeOpt, tabOpt});
     p.addPositionalArgument("RUN", "A run: .jsonl, .jsonl.gz or .safetensors. A .yaml, .yml or .json file given "
                                    "here is taken as the contract (as when files are dropped on the window).",
                             "[RUN] [CONTRACT]");
@@ -107,6 +109,9 @@ int runOpen(const QStringList& args) {
     ui::MainWindow window;
     window.setDemoContract(std::string(demoContractYaml()));
     window.resize(size);
+    if (p.isSet(tabOpt) && !window.showDetailTab(p.value(tabOpt)))
+        return usageError(QString("--tab: no tab \"%1\"; the tabs are: %2")
+                              .arg(p.value(tabOpt), window.detailTabs().join(", ")));
     if (runPath.isEmpty()) {
         window.openDemo();
     } else {

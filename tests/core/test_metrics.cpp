@@ -1,5 +1,6 @@
 // The metric engine (SPEC 2) against closed forms worked out by hand, and against the
 // inequalities that must hold on any input.
+#include <QFile>
 #include <QtTest/QTest>
 
 #include <cmath>
@@ -62,6 +63,31 @@ using test::softmax;
 class TestMetrics : public QObject {
     Q_OBJECT
 private slots:
+    // docs/metrics.md's "What each metric means" and the catalogue (whose lines the window
+    // shows as tooltips) say the same, metric for metric, in the same order.
+    void docsTableIsTheCatalogue() {
+        QFile f(QStringLiteral(KCX_SOURCE_DIR "/docs/metrics.md"));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(f.readAll());
+        const int at = text.indexOf(QStringLiteral("## What each metric means"));
+        QVERIFY(at >= 0);
+        const int end = text.indexOf(QStringLiteral("\n## "), at + 3);
+        const QStringList lines = text.mid(at, end - at).split(QLatin1Char('\n'));
+        QStringList rows;
+        for (const QString& l : lines)
+            if (l.startsWith(QStringLiteral("| `")))
+                rows << l;
+        const auto& catalog = kcx::metricCatalog();
+        QCOMPARE(rows.size(), int(catalog.size()));
+        for (size_t i = 0; i < catalog.size(); ++i) {
+            const auto& m = catalog[i];
+            const QString want = QStringLiteral("| `%1` | %2 | %3 |")
+                                     .arg(QString::fromStdString(m.name), QString::fromLatin1(kcx::levelName(m.level)),
+                                          QString::fromStdString(m.description).replace(QLatin1Char('|'), QStringLiteral("\\|")));
+            QCOMPARE(rows[int(i)], want);
+        }
+    }
+
     // lp_train = log 1/2, lp_inf = log 1/4: r = log 2, w = 2.
     void logprobClosedForms() {
         RunBuilder b;

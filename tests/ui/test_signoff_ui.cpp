@@ -370,6 +370,51 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(state(), SignoffState::Verified, 60000);
         QFile::remove(out);
     }
+
+    // Files changed on disk by someone else (an editor, a script, another kcx) are checked
+    // again without anyone pressing Re-check: the run, the record, and a new record
+    // written beside the contract.
+    void changesOnDiskAreCheckedWithoutAsking() {
+        Session session;
+        openFiles(session);
+        SignoffPanel panel(&session);
+        QTRY_VERIFY(!panel.busy());
+        QSignalSpy signedOff(&panel, &SignoffPanel::signedOff);
+        SignoffRequest req{contractPath_.toStdString(), runPath_.toStdString(), "Alice", "approve", "ok", ""};
+        const QString out = QString::fromStdString(newSignoffPath(contractPath_.toStdString(), "Alice-disk"));
+        panel.signWith(req, key_, out);
+        QTRY_COMPARE_WITH_TIMEOUT(signedOff.size(), 1, 120000);
+        auto entry = [&]() -> const SignoffEntry& { return panel.model()->entries()[size_t(panel.model()->rowOf(out))]; };
+        QTRY_COMPARE_WITH_TIMEOUT(signoffState(entry()), SignoffState::Verified, 120000);
+        auto status = [&] {
+            return panel.model()->index(panel.model()->rowOf(out), SignoffModel::StatusColumn).data().toString();
+        };
+
+        const std::string run = slurp(runPath_);
+        spit(runPath_, run + "\n");
+        QTRY_COMPARE_WITH_TIMEOUT(status(), QString("stale: run changed"), 60000);
+        spit(runPath_, run);
+        QTRY_COMPARE_WITH_TIMEOUT(signoffState(entry()), SignoffState::Verified, 60000);
+
+        const std::string record = slurp(out);
+        std::string tampered = record;
+        const auto at = tampered.find("\"approve\"");
+        QVERIFY(at != std::string::npos);
+        tampered.replace(at, 9, "\"reject\"");
+        spit(out, tampered);
+        QTRY_COMPARE_WITH_TIMEOUT(signoffState(entry()), SignoffState::Invalid, 60000);
+        spit(out, record);
+        QTRY_COMPARE_WITH_TIMEOUT(signoffState(entry()), SignoffState::Verified, 60000);
+
+        const QString copy = path("gate.copy.signoff.json");
+        spit(copy, record);   // appears beside the contract: listed and checked
+        QTRY_VERIFY_WITH_TIMEOUT(panel.model()->rowOf(copy) >= 0, 60000);
+        QTRY_COMPARE_WITH_TIMEOUT(signoffState(panel.model()->entries()[size_t(panel.model()->rowOf(copy))]),
+                                  SignoffState::Verified, 60000);
+        QFile::remove(copy);
+        QTRY_VERIFY_WITH_TIMEOUT(panel.model()->rowOf(copy) < 0, 60000);
+        QFile::remove(out);
+    }
 };
 
 QTEST_MAIN(TestSignoffUi)

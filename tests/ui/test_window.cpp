@@ -12,6 +12,8 @@
 #include <QTreeView>
 #include <QUndoStack>
 #include <QStatusBar>
+#include <QHeaderView>
+#include <QScrollBar>
 #include <QLabel>
 #include <QtTest/QTest>
 
@@ -333,6 +335,38 @@ private slots:
         const int messageRoom = runInfo->geometry().left();
         QVERIFY2(messageRoom >= w.statusBar()->fontMetrics().horizontalAdvance("Saved gate.yaml") + 20,
                  qPrintable(QString("the run label starts at x=%1 of %2").arg(messageRoom).arg(w.statusBar()->width())));
+    }
+
+    // Issue 15: usable at 1024x700. In the results table the columns a reviewer reads
+    // (Status, Observed, Threshold, Action) lie wholly inside the viewport without
+    // scrolling, and no cell's text in them is wider than its column; every detail tab's
+    // title is whole (the tab bar scrolls rather than eliding).
+    void resultsFitAt1024() {
+        MainWindow w;
+        QVERIFY2(showDemo(w, {1024, 700}), qPrintable(w.settleState()));
+        QTreeView* view = w.contractPanel()->view();
+        QTRY_VERIFY(view->model()->rowCount() > 0);
+        QCoreApplication::processEvents();
+        QHeaderView* header = view->header();
+        QCOMPARE(view->horizontalScrollBar()->value(), 0);
+        for (int col : {ResultsModel::StatusCol, ResultsModel::ObservedCol, ResultsModel::ThresholdCol, ResultsModel::ActionCol}) {
+            const int right = header->sectionViewportPosition(col) + header->sectionSize(col);
+            QVERIFY2(header->sectionViewportPosition(col) >= 0 && right <= view->viewport()->width(),
+                     qPrintable(QString("column %1 ends at %2 of %3").arg(col).arg(right).arg(view->viewport()->width())));
+            const QAbstractItemModel* m = view->model();
+            for (int f = 0; f < m->rowCount(); ++f)
+                for (int r = 0; r < m->rowCount(m->index(f, 0)); ++r) {
+                    const QString text = m->index(r, col, m->index(f, 0)).data().toString();
+                    const int need = view->fontMetrics().horizontalAdvance(text) + (col == ResultsModel::StatusCol ? 22 : 0);
+                    QVERIFY2(need <= header->sectionSize(col),
+                             qPrintable(QString("\"%1\" needs %2 px, its column has %3").arg(text).arg(need).arg(header->sectionSize(col))));
+                }
+        }
+        auto* tabs = w.findChild<QTabWidget*>();
+        QVERIFY(tabs);
+        QCOMPARE(tabs->elideMode(), Qt::ElideNone);
+        QVERIFY(w.showDetailTab("where is it hiding?"));
+        QVERIFY(!w.showDetailTab("no such tab"));
     }
 
     void reloadsAContractChangedOnDisk() {

@@ -4,6 +4,7 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLayout>
 #include <QSignalBlocker>
 #include <QStandardItemModel>
 #include <QTabWidget>
@@ -14,6 +15,7 @@
 #include "ui/charts/scatter_chart.h"
 #include "ui/charts/slice_bars_chart.h"
 #include "ui/session/session.h"
+#include "ui/style/metric_help.h"
 
 namespace kcx::ui {
 
@@ -75,10 +77,31 @@ ChartsPanel::ChartsPanel(Session* session, QWidget* parent)
         onRunLoaded();
 }
 
+void ChartsPanel::setCompact(bool compact) {
+    for (QLabel* label : labels_)
+        label->setVisible(!compact);
+    // A hidden tab does not lay itself out again by itself: its minimum width would stay
+    // the one with the labels, and hold the window's divider.
+    for (QWidget* w = labels_.front()->parentWidget(); w; w = w->parentWidget()) {
+        if (w->layout())
+            w->layout()->invalidate();
+        w->updateGeometry();
+        if (w->isWindow())
+            break;
+    }
+}
+
 void ChartsPanel::buildControls(QWidget* bar) {
     metricBox_ = new QComboBox;
-    metricBox_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    metricBox_->setAccessibleName(tr("Chart metric"));
+    addMetricTooltips(metricBox_, tr("The metric the charts show"));
     sliceBox_ = new QComboBox;
+    sliceBox_->setAccessibleName(tr("Chart slice key"));
+    // Narrow windows: the boxes give up width (their lists stay whole).
+    for (QComboBox* box : {metricBox_, sliceBox_}) {
+        box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        box->setMinimumContentsLength(10);
+    }
     sliceBox_->setToolTip(tr("One line per value of this slice key"));
     logX_ = new QCheckBox(tr("Log x"));
     logX_->setToolTip(tr("Bins of equal width on a log scale; values <= 0 are left out"));
@@ -87,9 +110,10 @@ void ChartsPanel::buildControls(QWidget* bar) {
     logY_ = new QCheckBox(tr("Log y"));
     auto* row = new QHBoxLayout(bar);
     row->setContentsMargins(4, 2, 4, 2);
-    row->addWidget(new QLabel(tr("Metric:")));
+    labels_ = {new QLabel(tr("Metric:")), new QLabel(tr("Slice key:"))};
+    row->addWidget(labels_[0]);
     row->addWidget(metricBox_);
-    row->addWidget(new QLabel(tr("Slice key:")));
+    row->addWidget(labels_[1]);
     row->addWidget(sliceBox_);
     for (QCheckBox* box : {logX_, logCount_, logLog_, logY_})
         row->addWidget(box);

@@ -18,6 +18,7 @@
 
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "core/evaluate/evaluator.h"
 #include "core/metrics/metrics.h"
@@ -26,6 +27,7 @@
 QT_BEGIN_NAMESPACE
 class QCheckBox;
 class QComboBox;
+class QLabel;
 class QTabWidget;
 QT_END_NAMESPACE
 
@@ -45,6 +47,9 @@ public:
 
     void setUndoStack(QUndoStack* stack);
     QUndoStack* undoStack() const { return undo_; }
+
+    // A narrow window: the toolbar drops its "Metric:" and "Slice key:" labels.
+    void setCompact(bool compact);
 
     QString clause() const { return clause_; }
     QString metric() const { return metric_; }
@@ -94,6 +99,7 @@ private:
     std::shared_ptr<const MetricValues> values_;   // of metric_, once ready
     QComboBox* metricBox_ = nullptr;
     QComboBox* sliceBox_ = nullptr;
+    std::vector<QLabel*> labels_;
     QCheckBox* logX_ = nullptr;
     QCheckBox* logCount_ = nullptr;
     QCheckBox* logLog_ = nullptr;

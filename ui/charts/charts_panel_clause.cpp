@@ -117,8 +117,9 @@ void ChartsPanel::updateObserved() {
         HistogramChart::Observed o;
         o.value = *r.observed;
         o.interval = r.ci;
-        o.label = r.slice ? tr("%1 %2 (%3)").arg(clause_, QString::fromStdString(r.aggregate), labelsText(*r.slice))
-                          : tr("%1 %2").arg(clause_, QString::fromStdString(r.aggregate));
+        // The slice is in the chart's title ("in N1's scope (precision=fp8)"): the legend
+        // stays short enough for a narrow window.
+        o.label = tr("%1 %2").arg(clause_, QString::fromStdString(r.aggregate));
         histogram_->setObserved(o);
         return;
     }

@@ -218,7 +218,9 @@ void HistogramChart::rebuild() {
     yLo_ = base;
     yHi_ = logCount_ ? top * 2.0 : top * 1.08;
     QAbstractAxis* ax = addValueAxis(chart_, Qt::AlignBottom, logX_, xLo_, xHi_, logX_ ? tr("%1 (log scale)").arg(metric_) : metric_);
-    QAbstractAxis* ay = addValueAxis(chart_, Qt::AlignLeft, logCount_, yLo_, yHi_, logCount_ ? tr("count (log)") : tr("count"));
+    // A log count axis shows itself by its ticks (1, 10, 100, …): "count (log)" was cut to
+    // "count (l…" in narrow windows.
+    QAbstractAxis* ay = addValueAxis(chart_, Qt::AlignLeft, logCount_, yLo_, yHi_, tr("count"));
     std::tie(xLo_, xHi_) = axisRange(ax);
     std::tie(yLo_, yHi_) = axisRange(ay);
     attach(area_, ax, ay);
@@ -266,7 +268,7 @@ void HistogramChart::addObserved(QAbstractAxis* ax, QAbstractAxis* ay) {
         fill.setAlpha(50);
         band->setColor(fill);
         band->setBorderColor(Qt::transparent);
-        band->setName(tr("95 % interval [%1, %2]").arg(numberText(iv->first), numberText(iv->second)));
+        band->setName(tr("95 % CI [%1, %2]").arg(numberText(iv->first), numberText(iv->second)));
         chart_->addSeries(band);
         attach(band, ax, ay);
     }

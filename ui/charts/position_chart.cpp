@@ -23,6 +23,7 @@ PositionChart::PositionChart(QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(view_, 1);
+    caption_->setWordWrap(true);   // a narrow window wraps it rather than widening the chart
     layout->addWidget(caption_);
     rebuild();
 }

@@ -47,6 +47,15 @@ ContractPanel::ContractPanel(Session* session, QUndoStack* undo, QWidget* parent
     view_->header()->moveSection(view_->header()->visualIndex(ResultsModel::BoundCol), ResultsModel::ActionCol);
     view_->header()->setSectionResizeMode(ResultsModel::SliceCol, QHeaderView::Interactive);
     view_->setIndentation(14);
+    // A family row ("numerical (5)") spans the whole width, so the Clause column is only
+    // as wide as the clause ids.
+    auto spanFamilies = [this] {
+        for (int r = 0; r < model_->rowCount(); ++r)
+            view_->setFirstColumnSpanned(r, QModelIndex(), true);
+    };
+    connect(model_, &QAbstractItemModel::modelReset, this, spanFamilies);
+    connect(model_, &QAbstractItemModel::rowsInserted, this, spanFamilies);
+    spanFamilies();
     view_->setAccessibleName(tr("Contract results"));
     editor_ = new ThresholdEditor(session_, undo, split);
     split->addWidget(view_);
@@ -118,7 +127,7 @@ void ContractPanel::showEvaluation(const EvaluationSnapshot& snapshot) {
         view_->expandAll();
         for (int c = 0; c < ResultsModel::kColumns; ++c)
             view_->resizeColumnToContents(c);
-        view_->setColumnWidth(ResultsModel::SliceCol, std::min(view_->columnWidth(ResultsModel::SliceCol), 110));
+        view_->setColumnWidth(ResultsModel::SliceCol, std::min(view_->columnWidth(ResultsModel::SliceCol), 100));
         // Start where the trouble is: the first failing result, else the first one.
         QModelIndex first, failing;
         for (int f = 0; f < model_->rowCount() && !failing.isValid(); ++f)

@@ -4,9 +4,13 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QStyle>
 #include <QTableView>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 #include "ui/contract/promotion_model.h"
 #include "ui/session/session.h"
@@ -33,7 +37,17 @@ PromotionView::PromotionView(QWidget* parent)
                          "(SPEC 4.1). Bold: the results that set it. Click a result to show its clause."));
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(caption_);
-    layout->addLayout(row_, 1);
+    // The stages side by side, each as wide as its results need (nothing in them is cut);
+    // a window too narrow for all of them scrolls sideways.
+    auto* scroll = new QScrollArea(this);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    auto* strip = new QWidget(scroll);
+    strip->setLayout(row_);
+    row_->setContentsMargins(0, 0, 0, 0);
+    scroll->setWidget(strip);
+    layout->addWidget(scroll, 1);
     setEvaluation(nullptr, nullptr);
 }
 
@@ -93,8 +107,8 @@ void PromotionView::rebuildBoxes(const std::vector<std::string>& stages) {
         box->table->verticalHeader()->hide();
         QHeaderView* header = box->table->horizontalHeader();
         header->setSectionResizeMode(QHeaderView::ResizeToContents);
-        header->setSectionResizeMode(StageResultsModel::SliceColumn, QHeaderView::Stretch);   // elided
-        header->setStretchLastSection(false);
+        header->setStretchLastSection(true);
+        box->table->verticalHeader()->setDefaultSectionSize(box->table->fontMetrics().height() + 6);
         box->table->setTextElideMode(Qt::ElideRight);
         box->table->setWordWrap(false);
         auto* inner = new QVBoxLayout(box->frame);
@@ -150,6 +164,12 @@ void PromotionView::updateBox(Box& box, bool current) {
                                              "border-radius: 4px; }")
                                   .arg(bg.name(), textColourOn(bg).name()));
     const int n = box.model->rowCount();
+    // As wide as its columns: the status and the action are never cut.
+    int wide = 2 * box.table->frameWidth() + box.table->verticalScrollBar()->sizeHint().width() + 4;
+    box.table->resizeColumnsToContents();
+    for (int c = 0; c < box.model->columnCount(); ++c)
+        wide += box.table->columnWidth(c);
+    box.table->setMinimumWidth(wide);
     box.summary->setText(n == 0 ? tr("no result escalates here") : tr("%n result(s) escalate here", nullptr, n));
 }
 

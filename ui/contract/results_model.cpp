@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/metrics/quantile_ci.h"
+#include "ui/style/metric_help.h"
 #include "ui/style/status_style.h"
 
 namespace kcx::ui {
@@ -191,6 +192,11 @@ QVariant ResultsModel::resultData(const Result& r, int column, int role) const {
                 .arg(r.confidence ? formatNumber(*r.confidence) : QStringLiteral("?"));
         if (column == ObservedCol && r.family == Family::Numerical && r.ci)
             return QString::fromStdString(r.message) + QLatin1Char('\n') + quantileDetails(r);
+        if ((column == ClauseCol || column == SubjectCol) && !r.metric.empty()) {
+            const QString meaning = metricMeaning(QString::fromStdString(r.metric));
+            if (!meaning.isEmpty())
+                return QString::fromStdString(r.message) + QStringLiteral("\n\n") + meaning;
+        }
         return QString::fromStdString(r.message);
     case Qt::DecorationRole:
         return column == StatusCol ? QVariant(statusIcon(r.status)) : QVariant();

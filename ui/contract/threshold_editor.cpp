@@ -10,6 +10,7 @@
 
 #include <cmath>
 
+#include "ui/style/metric_help.h"
 #include "ui/session/session.h"
 #include "ui/session/threshold_command.h"
 
@@ -88,9 +89,11 @@ void ThresholdEditor::rebuild() {
     const Clause* c = contract && !clause_.isEmpty() ? contract->find(clause_.toStdString()) : nullptr;
     if (!c) {
         title_->setText(tr("Select a clause to edit its thresholds."));
+        title_->setToolTip({});
         return;
     }
-    title_->setText(tr("<b>%1</b> %2").arg(clause_, QString::fromStdString(c->description).toHtmlEscaped()));
+    title_->setText(tr("<b>%1</b> %2").arg(clause_.toHtmlEscaped(), QString::fromStdString(c->description).toHtmlEscaped()));
+    title_->setToolTip(metricMeaning(QString::fromStdString(c->metric)));
     for (const char* which : {"max", "min", "level", "confidence", "min_coverage", "max_nonfinite_fraction"}) {
         const auto v = session_->threshold(c->id, which);
         if (!v || (std::string_view(which) == "confidence" && c->family != Family::Statistical))

@@ -17,12 +17,18 @@
 #include "core/discover/calibrate.h"
 #include "core/metrics/derived_slices.h"
 #include "ui/session/background.h"
+#include "ui/style/metric_help.h"
 
 namespace kcx::ui {
 
 namespace {
 
 QString number(double v) { return QString::number(v, 'g', 4); }
+
+// A q-value of exactly 0 is an underflow (an effect tens of standard errors out), not a
+// certainty: it is shown as "< 1e-300", never as 0.
+constexpr double kDiscoverSmallestQ = 1e-300;
+QString discoverQText(double q) { return q < kDiscoverSmallestQ ? QStringLiteral("< 1e-300") : number(q); }
 
 QString conditionsLabel(const std::vector<SliceCondition>& c) {
     QStringList parts;
@@ -44,6 +50,10 @@ DiscoverPanel::DiscoverPanel(QWidget* parent) : QWidget(parent) {
         if (m.level != MetricLevel::Run)
             metric_->addItem(QString::fromStdString(m.name));
     metric_->setCurrentText(QStringLiteral("abs_log_ratio"));
+    metric_->setAccessibleName(tr("Discovery metric"));
+    addMetricTooltips(metric_, tr("The metric whose mean is compared, slice against the rest of the run"));
+    metric_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    metric_->setMinimumContentsLength(10);
     depth_ = new QSpinBox;
     depth_->setRange(1, 3);
     depth_->setValue(2);
@@ -56,7 +66,11 @@ DiscoverPanel::DiscoverPanel(QWidget* parent) : QWidget(parent) {
     summary_->setWordWrap(true);
     table_ = new QTableWidget(0, 6);
     table_->setHorizontalHeaderLabels({tr("slice"), tr("values"), tr("mean"), tr("rest"), tr("effect (CI)"), tr("q")});
+    // The numbers and the interval are never cut; the slice label takes what is left.
+    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     table_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    table_->horizontalHeader()->setMinimumSectionSize(40);
+    table_->horizontalHeaderItem(5)->setToolTip(tr("q: the Benjamini–Hochberg adjusted p-value (false discovery rate)"));
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
     table_->setSelectionMode(QAbstractItemView::SingleSelection);
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -140,9 +154,16 @@ void DiscoverPanel::show(const Discovery& d) {
                                    QString::number(f.nTokens) + " / " + QString::number(f.nSequences) + tr(" seq"),
                                    number(f.mean), number(f.restMean),
                                    QStringLiteral("%1 [%2, %3]").arg(number(f.effect), number(f.ciLo), number(f.ciHi)),
-                                   number(f.qValue)};
-        for (int c = 0; c < cells.size(); ++c)
-            table_->setItem(int(i), c, new QTableWidgetItem(cells[c]));
+                                   discoverQText(f.qValue)};
+        for (int c = 0; c < cells.size(); ++c) {
+            auto* item = new QTableWidgetItem(cells[c]);
+            if (c > 0)
+                item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            if (c == 5 && f.qValue < kDiscoverSmallestQ)
+                item->setToolTip(tr("Below %1: the test's p-value is smaller than a double can tell apart from 0")
+                                     .arg(number(kDiscoverSmallestQ)));
+            table_->setItem(int(i), c, item);
+        }
     }
     summary_->setText(
         d.findings.empty()

@@ -4,6 +4,7 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLayout>
 #include <QSignalBlocker>
 #include <QStandardItemModel>
 #include <QVBoxLayout>
@@ -13,6 +14,7 @@
 #include "ui/heatmap/clause_lens.h"
 #include "ui/heatmap/heatmap_view.h"
 #include "ui/session/session.h"
+#include "ui/style/metric_help.h"
 
 namespace kcx::ui {
 
@@ -25,7 +27,7 @@ HeatmapPanel::HeatmapPanel(Session* session, QWidget* parent) : QWidget(parent),
     for (const MetricInfo& m : metricCatalog())
         if (m.level == MetricLevel::Token)
             metric_->addItem(QString::fromStdString(m.name));
-    metric_->setToolTip(tr("The per-token metric the colour shows"));
+    addMetricTooltips(metric_, tr("The per-token metric the colour shows"));
     rows_ = new QComboBox(this);
     rows_->setAccessibleName(tr("Heatmap rows"));
     rows_->setToolTip(tr("Rows: the values of a slice key, or sequences sorted by divergence"));
@@ -44,11 +46,13 @@ HeatmapPanel::HeatmapPanel(Session* session, QWidget* parent) : QWidget(parent),
     note_ = new QLabel(this);
     note_->setStyleSheet(QStringLiteral("color: palette(mid)"));
     note_->setTextFormat(Qt::PlainText);   // slice values and errors come from files
-    bar->addWidget(new QLabel(tr("Metric:"), this));
+    for (const QString& text : {tr("Metric:"), tr("Rows:"), tr("Cell:")})
+        labels_.push_back(new QLabel(text, this));
+    bar->addWidget(labels_[0]);
     bar->addWidget(metric_);
-    bar->addWidget(new QLabel(tr("Rows:"), this));
+    bar->addWidget(labels_[1]);
     bar->addWidget(rows_, 1);
-    bar->addWidget(new QLabel(tr("Cell:"), this));
+    bar->addWidget(labels_[2]);
     bar->addWidget(aggregate_);
     bar->addWidget(log_);
     bar->addWidget(note_);
@@ -105,6 +109,21 @@ HeatmapPanel::HeatmapPanel(Session* session, QWidget* parent) : QWidget(parent),
 }
 
 HeatmapPanel::~HeatmapPanel() = default;
+
+void HeatmapPanel::setCompact(bool compact) {
+    // The combo boxes keep their tooltips and accessible names; only the words go.
+    for (QLabel* label : labels_)
+        label->setVisible(!compact);
+    // A hidden tab does not lay itself out again by itself: its minimum width would stay
+    // the one with the labels, and hold the window's divider.
+    for (QWidget* w = labels_.front()->parentWidget(); w; w = w->parentWidget()) {
+        if (w->layout())
+            w->layout()->invalidate();
+        w->updateGeometry();
+        if (w->isWindow())
+            break;
+    }
+}
 
 QString HeatmapPanel::metric() const { return metric_->currentText(); }
 

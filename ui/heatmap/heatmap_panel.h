@@ -34,6 +34,9 @@ public:
 
     HeatmapView* view() const { return view_; }
     QString metric() const;
+    // A narrow window: the toolbar drops its "Metric:", "Rows:" and "Cell:" labels, so
+    // that the results table beside it keeps its numbers in view.
+    void setCompact(bool compact);
 
 public slots:
     void setMetric(const QString& metric);   // a per-token metric
@@ -68,6 +71,7 @@ private:
     QComboBox* aggregate_;
     QCheckBox* log_;
     QLabel* note_;
+    std::vector<QLabel*> labels_;
     std::shared_ptr<const MetricValues> values_;
     std::unique_ptr<ClauseLens> lens_;
     double shareLevel_ = NAN;   // "share above" without a clause: the last level given

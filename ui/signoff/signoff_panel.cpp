@@ -6,6 +6,8 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
+#include <QFileSystemWatcher>
+#include <QTimer>
 #include <QLabel>
 #include <QMessageBox>
 #include <QPushButton>
@@ -179,6 +181,13 @@ SignoffPanel::SignoffPanel(Session* session, QWidget* parent)
     for (auto signal : {&Session::runLoaded, &Session::contractChanged})
         connect(session_, signal, this, &SignoffPanel::updateSignButton);
     connect(session_, &Session::loadFailed, this, &SignoffPanel::updateSignButton);
+    watcher_ = new QFileSystemWatcher(this);
+    settle_ = new QTimer(this);
+    settle_->setSingleShot(true);
+    settle_->setInterval(300);   // writers replace (write + rename) or write in bursts
+    connect(settle_, &QTimer::timeout, this, &SignoffPanel::refresh);
+    connect(watcher_, &QFileSystemWatcher::fileChanged, settle_, qOverload<>(&QTimer::start));
+    connect(watcher_, &QFileSystemWatcher::directoryChanged, settle_, qOverload<>(&QTimer::start));
     updateSignButton();
     refresh();
 }
@@ -284,6 +293,31 @@ void SignoffPanel::openRecordDialog() {
         openRecord(f);
 }
 
+void SignoffPanel::watchFiles() {
+    QStringList want;
+    const QString contract = session_->contractPath();
+    if (!contract.isEmpty()) {
+        want << contract << QFileInfo(contract).absolutePath();
+    }
+    if (!session_->runPath().isEmpty())
+        want << session_->runPath();
+    for (const SignoffEntry& e : model_->entries())
+        want << e.path;
+    want.removeDuplicates();
+    QStringList drop;
+    for (const QString& p : watcher_->files() + watcher_->directories())
+        if (!want.contains(p))
+            drop << p;
+    if (!drop.isEmpty())
+        watcher_->removePaths(drop);
+    QStringList add;
+    for (const QString& p : want)   // a file replaced by a rename is watched again here
+        if (QFileInfo::exists(p) && !watcher_->files().contains(p) && !watcher_->directories().contains(p))
+            add << p;
+    if (!add.isEmpty())
+        watcher_->addPaths(add);
+}
+
 void SignoffPanel::refresh() {
     QStringList paths;
     if (!session_->contractPath().isEmpty())
@@ -297,6 +331,7 @@ void SignoffPanel::refresh() {
         entries.push_back(readEntry(p));
     const QString selected = table_->currentIndex().isValid() ? model_->entries()[size_t(table_->currentIndex().row())].path : QString();
     model_->setEntries(entries);
+    watchFiles();
     if (const int row = model_->rowOf(selected); row >= 0)
         table_->selectRow(row);
     else if (!entries.empty())

@@ -14,7 +14,9 @@
 
 #include "core/signoff/signoff_files.h"
 
+class QFileSystemWatcher;
 class QLabel;
+class QTimer;
 class QPushButton;
 class QTableView;
 
@@ -75,6 +77,11 @@ private:
     QPushButton* trust_;
     QPushButton* sign_;
     QStringList opened_;   // records opened by hand
+    // The contract, the run, the records and the contract's folder (new records), watched:
+    // any change on disk checks every record again, without waiting for Re-check.
+    void watchFiles();
+    QFileSystemWatcher* watcher_ = nullptr;
+    QTimer* settle_ = nullptr;
     std::function<bool()> beforeSigning_;
     std::shared_ptr<std::atomic<quint64>> generation_;
     int jobs_ = 0;

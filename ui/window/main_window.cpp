@@ -12,6 +12,8 @@
 #include <QProgressBar>
 #include <QSettings>
 #include <QSplitter>
+
+#include <algorithm>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTimer>
@@ -97,6 +99,45 @@ MainWindow::~MainWindow() {
         QObject::disconnect(child, nullptr, this, nullptr);
 }
 
+// The results table needs about 550 px for Clause … Action; the heatmap takes what is left.
+// Until the user moves the divider, each resize splits the width again: 44 % for the
+// results, at least 548 px and at most 820 px. Below 1,280 px the heatmap toolbar drops its
+// labels so that the heatmap side can give up that width.
+void MainWindow::placeSplit() {
+    if (!mainSplit_ || splitMoved_)
+        return;
+    const int w = std::max(width(), 800);
+    const int left = std::clamp(int(0.44 * w), 548, 820);
+    heatmap_->setCompact(w < 1280);
+    panelsSetCompact(charts_, w < 1280);
+    mainSplit_->setSizes({left, w - left});
+}
+
+QStringList MainWindow::detailTabs() const {
+    QStringList titles;
+    for (int i = 0; i < details_->count(); ++i)
+        titles << details_->tabText(i).remove(QLatin1Char('&'));
+    return titles;
+}
+
+bool MainWindow::showDetailTab(const QString& title) {
+    const QStringList titles = detailTabs();
+    for (int i = 0; i < titles.size(); ++i)
+        if (titles[i].compare(title.trimmed(), Qt::CaseInsensitive) == 0) {
+            details_->setCurrentIndex(i);
+            return true;
+        }
+    return false;
+}
+
+void MainWindow::resizeEvent(QResizeEvent* event) {
+    QMainWindow::resizeEvent(event);
+    placeSplit();
+    // Once more after the layouts have taken the new width (the compact toolbars change
+    // what the heatmap side needs at least).
+    QTimer::singleShot(0, this, &MainWindow::placeSplit);
+}
+
 void MainWindow::buildPanels() {
     auto* central = new QWidget(this);
     auto* layout = new QVBoxLayout(central);
@@ -114,7 +155,7 @@ void MainWindow::buildPanels() {
     details_ = new QTabWidget(right);
     details_->setDocumentMode(true);
     details_->setUsesScrollButtons(true);   // six tabs must not set the window's minimum width
-    details_->setElideMode(Qt::ElideRight);
+    details_->setElideMode(Qt::ElideNone);   // whole titles; the arrows scroll to the rest
     charts_ = makeChartsPanel(session_, undo_, details_);
     sequence_ = makeSequencePanel(session_, details_);
     bounds_ = makeBoundsPanel(session_, details_);
@@ -134,7 +175,9 @@ void MainWindow::buildPanels() {
     split->addWidget(right);
     split->setStretchFactor(0, 2);
     split->setStretchFactor(1, 5);
-    split->setSizes({700, 820});   // at 1024 px wide the results keep Observed … Action in view
+    mainSplit_ = split;
+    placeSplit();
+    connect(split, &QSplitter::splitterMoved, this, [this] { splitMoved_ = true; });
     layout->addWidget(split, 1);
     setCentralWidget(central);
 

@@ -12,6 +12,7 @@
 
 class QFileSystemWatcher;
 class QLabel;
+class QSplitter;
 class QMenu;
 class QProgressBar;
 class QToolButton;
@@ -53,6 +54,10 @@ public:
     // window keeps showing what it loaded and says so; File > Reload Run reads it again.
     bool runChangedOnDisk() const { return runChanged_; }
     void reloadRun();
+    // Brings the detail tab with this title forward ("Promotion", "Where is it hiding?";
+    // without the & of its shortcut, any case); false when there is none.
+    bool showDetailTab(const QString& title);
+    QStringList detailTabs() const;
     // Help ▸ Keyboard Shortcuts: (keys, what they do), menu commands first.
     std::vector<std::pair<QString, QString>> shortcuts() const;
     void showShortcuts();
@@ -66,6 +71,7 @@ protected:
     void closeEvent(QCloseEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
 
 private:
     void buildPanels();
@@ -73,6 +79,7 @@ private:
     void buildStatusBar();
     void updateTitle();
     void updateStatus();
+    void placeSplit();
     void showEvaluation(const EvaluationSnapshot& snapshot);
     void selectClause(const QString& clause);
     void openSequence(size_t sequence, size_t position);
@@ -100,6 +107,8 @@ private:
     QUndoStack* undo_;
     ContractPanel* contract_ = nullptr;
     HeatmapPanel* heatmap_ = nullptr;
+    QSplitter* mainSplit_ = nullptr;
+    bool splitMoved_ = false;   // the user placed the divider: resizing keeps their choice
     QTabWidget* details_ = nullptr;
     QWidget* charts_ = nullptr;
     QWidget* sequence_ = nullptr;

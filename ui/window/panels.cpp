@@ -56,6 +56,11 @@ void connectPanels(MainWindow* window, QWidget*, QWidget*, QWidget*, QWidget* pr
                      &ContractPanel::selectClause);
 }
 
+void panelsSetCompact(QWidget* charts, bool compact) {
+    if (auto* c = qobject_cast<ChartsPanel*>(charts))
+        c->setCompact(compact);
+}
+
 void panelsSelectClause(QWidget* charts, QWidget*, const QString& clause, const std::optional<SliceLabels>& slice) {
     static_cast<ChartsPanel*>(charts)->setClause(clause, slice);
 }

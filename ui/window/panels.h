@@ -19,6 +19,8 @@ class MainWindow;
 
 QWidget* makeVerdictBanner(Session* session, QWidget* parent);
 QWidget* makeChartsPanel(Session* session, QUndoStack* undo, QWidget* parent);
+// The charts toolbar without its labels (a narrow window).
+void panelsSetCompact(QWidget* charts, bool compact);
 QWidget* makeSequencePanel(Session* session, QWidget* parent);
 QWidget* makeBoundsPanel(Session* session, QWidget* parent);
 QWidget* makePromotionPanel(Session* session, QWidget* parent);
