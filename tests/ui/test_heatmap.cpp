@@ -1,6 +1,6 @@
 // The divergence heatmap: grids against a brute-force reference on hand-built runs, the
-// row order, tooltips and click targets (core/heatmap/heatmap.h), and the widget rendered
-// offscreen: pixel colours, threshold marks, clicks, zoom and recolouring (ui/heatmap/heatmap_view.h).
+// row order, tooltips and click targets (core/heatmap/heatmap.h). The widget is in
+// test_heatmap_widget.cpp.
 #include <QSignalSpy>
 #include <QtTest/QTest>
 
@@ -11,157 +11,15 @@
 #include <random>
 
 #include "core/heatmap/heatmap.h"
+#include "tests/support/heatmap_runs.h"
 #include "core/metrics/derived_slices.h"
 #include "ui/heatmap/heatmap_render.h"
 #include "ui/heatmap/heatmap_view.h"
 
 using namespace kcx;
 
-namespace {
+using namespace kcx::test;
 
-struct Built {
-    std::shared_ptr<Run> run;
-    std::shared_ptr<MetricValues> values;
-};
-
-// Sequences with the given per-token values; slice key "task" with the given codes.
-Built makeRun(const std::vector<std::vector<double>>& seqs, const std::vector<int32_t>& task,
-              const std::vector<std::string>& taskNames) {
-    Built b;
-    b.run = std::make_shared<Run>();
-    b.values = std::make_shared<MetricValues>();
-    b.values->name = std::string(1, 'm');
-    std::vector<int64_t> off{0};
-    for (size_t s = 0; s < seqs.size(); ++s) {
-        b.run->ids.push_back(std::string(1, 's').append(std::to_string(s)));   // (GCC 12 PR 105329)
-        for (double v : seqs[s])
-            b.values->values.push_back(v);
-        off.push_back(int64_t(b.values->values.size()));
-    }
-    b.run->offsets = Array<int64_t>(off);
-    b.run->tokens = Array<int32_t>(std::vector<int32_t>(b.values->values.size(), 1));
-    b.run->slices.keys = {"task"};
-    b.run->slices.values = {taskNames};
-    b.run->slices.codes = task;
-    b.values->count = b.values->values.size();
-    return b;
-}
-
-std::shared_ptr<const HeatmapIndex> indexOf(const Built& b, HeatmapRows mode, std::string value = {}) {
-    return HeatmapIndex::build(b.run, b.values, HeatmapRowSpec{mode, "task", value});
-}
-
-HeatmapRequest req(size_t r0, size_t r1, size_t rb, size_t p0, size_t p1, size_t cols,
-                   HeatmapAggregate a = HeatmapAggregate::Mean, double thr = 0) {
-    HeatmapRequest q{r0, r1, rb, p0, p1, cols, a, thr};
-    q.mark = HeatmapMark::Above;   // marks against the same level, as a clause on the cells' statistic
-    q.markLevel = thr;
-    return q;
-}
-
-bool same(double a, double b) {
-    if (a != a || b != b)
-        return a != a && b != b;
-    return std::fabs(a - b) <= 1e-12 * std::max(1.0, std::fabs(b));
-}
-
-// The grid worked out token by token: item x of [begin, begin+W) in B bins is in bin
-// floor((x - begin) * B / W).
-// in(r, s, t): whether position t of sequence s counts in index row r (default: every
-// position of the row's sequences).
-using Membership = std::function<bool(size_t r, size_t s, size_t t)>;
-
-void checkAgainstBruteForce(const HeatmapIndex& ix, const Run& run, const std::vector<double>& v,
-                            const HeatmapRequest& q, const Membership& in = {}) {
-    const HeatmapGrid g = computeGrid(ix, q);
-    const size_t r1 = std::min(q.row1, ix.rowCount()), r0 = std::min(q.row0, r1);
-    const size_t p1 = std::min(q.pos1, ix.maxLength()), p0 = std::min(q.pos0, p1);
-    const size_t R = std::min(r1 - r0, q.rowBins), C = std::min(p1 - p0, q.columns);
-    QCOMPARE(g.rows, R);
-    QCOMPARE(g.cols, C);
-    std::vector<double> sum(R * C, 0), mx(R * C, -INFINITY);
-    std::vector<uint32_t> n(R * C, 0), above(R * C, 0);
-    std::vector<std::vector<double>> all(R * C);
-    for (size_t r = r0; r < r1; ++r) {
-        const size_t gr = (r - r0) * R / (r1 - r0);
-        for (uint32_t s : ix.row(r).sequences)
-            for (size_t t = p0; t < std::min(p1, run.seqLength(s)); ++t) {
-                const double x = v[run.seqBegin(s) + t];
-                if (std::isnan(x) || (in && !in(r, s, t)) || (q.scope && !(*q.scope)[run.seqBegin(s) + t]))
-                    continue;
-                const size_t k = gr * C + (t - p0) * C / (p1 - p0);
-                sum[k] += x;
-                ++n[k];
-                mx[k] = std::max(mx[k], x);
-                above[k] += x > q.threshold;
-                all[k].push_back(x);
-            }
-    }
-    for (size_t k = 0; k < R * C; ++k) {
-        QCOMPARE(g.n[k], n[k]);
-        double want = NAN;
-        if (n[k] && q.aggregate == HeatmapAggregate::Quantile) {
-            // Type 7 from a full sort: x[floor(h)] + frac(h) (x[floor(h)+1] - x[floor(h)]).
-            std::sort(all[k].begin(), all[k].end());
-            const double h = double(n[k] - 1) * q.quantile;
-            const size_t lo = size_t(std::floor(h)), hi = std::min<size_t>(lo + 1, n[k] - 1);
-            want = all[k][lo] + (h - double(lo)) * (all[k][hi] - all[k][lo]);
-        } else if (n[k]) {
-            want = q.aggregate == HeatmapAggregate::Mean  ? sum[k] / n[k]
-                   : q.aggregate == HeatmapAggregate::Max ? mx[k]
-                                                          : double(above[k]) / n[k];
-        }
-        if (!same(g.value[k], want))
-            QFAIL(qPrintable(QString("cell %1: %2 != %3").arg(k).arg(g.value[k]).arg(want)));
-        QVERIFY(same(g.max[k], n[k] ? mx[k] : NAN));
-        const bool wantMark = q.mark == HeatmapMark::Above   ? want > q.markLevel
-                              : q.mark == HeatmapMark::Below ? want < q.markLevel
-                                                             : false;
-        QCOMPARE(g.marked(k / C, k % C), wantMark);
-        QCOMPARE(g.few(k / C, k % C), n[k] > 0 && n[k] < q.fewBelow);
-    }
-}
-
-// A random run: 60 sequences of 0..80 tokens, 3 task values and some unlabeled, 5% NaN.
-Built randomRun(uint64_t seed) {
-    std::mt19937_64 rng(seed);
-    std::vector<std::vector<double>> seqs(60);
-    std::vector<int32_t> task;
-    for (auto& s : seqs) {
-        s.resize(rng() % 81);
-        for (auto& x : s)
-            x = rng() % 20 == 0 ? (rng() % 2 ? missingDouble() : NAN) : std::normal_distribution<double>(0, 1)(rng);
-        task.push_back(int32_t(rng() % 4) - 1);
-    }
-    return makeRun(seqs, task, {"a", "b", "c"});
-}
-
-// derived.pos_bucket codes worked out here from the edges 0, 64, 256, 1024, 4096 (not by
-// core/metrics/derived_slices), and a lookup that hands them to the heatmap.
-DerivedLookup positionLookup(const Run& run) {
-    auto codes = std::make_shared<DerivedCodes>();
-    codes->key = "derived.pos_bucket";
-    codes->level = DerivedLevel::Token;
-    codes->values = {"pos_0_64", "pos_64_256", "pos_256_1024", "pos_1024_4096", "pos_4096_inf"};
-    for (size_t s = 0; s < run.sequenceCount(); ++s)
-        for (size_t t = 0; t < run.seqLength(s); ++t)
-            codes->token.push_back(int8_t(t < 64 ? 0 : t < 256 ? 1 : t < 1024 ? 2 : t < 4096 ? 3 : 4));
-    return [codes](const std::string& key) -> std::shared_ptr<const DerivedCodes> {
-        if (key != codes->key)
-            throw std::invalid_argument("no such derived key in this test: " + key);
-        return codes;
-    };
-}
-
-// [from, to) of a pos_bucket value name, from its name.
-std::pair<size_t, size_t> bucketRange(const std::string& name) {
-    if (name == "pos_0_64") return {0, 64};
-    if (name == "pos_64_256") return {64, 256};
-    if (name == "pos_256_1024") return {256, 1024};
-    return {SIZE_MAX, SIZE_MAX};
-}
-
-}  // namespace
 
 class TestHeatmap : public QObject {
     Q_OBJECT
@@ -490,127 +348,6 @@ private slots:
         QCOMPARE(g.cols, size_t(0));
     }
 
-    // ---- the widget, offscreen -------------------------------------------------------
-    void widgetRendersMarksAndClicks() {
-        // Two slice rows x 4 positions; fixed linear range [0, 1]; threshold 0.45 on the means.
-        const auto b = makeRun({{0.1, 0.2, 0.9, 0.4}, {0.5, 0.6, 0.3, 0.0}, {0.3, 0.2, 0.1, 0.0}}, {0, 1, 0},
-                               {"x", "y"});
-        ui::HeatmapView view;
-        view.resize(640, 320);
-        ui::ColourScale scale;
-        scale.autoRange = false;
-        scale.lo = 0;
-        scale.hi = 1;
-        view.setColourScale(scale);
-        ui::CellStatistic stat;   // a clause on the mean with max 0.45
-        stat.clause = "C1";
-        stat.mark = HeatmapMark::Above;
-        stat.markLevel = 0.45;
-        view.setStatistic(stat);
-        view.setRowMode({HeatmapRows::SliceValues, "task", ""});
-        view.setData(b.run, b.values, "m");
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
-        QTRY_VERIFY(!view.isBusy() && view.grid());
-        const auto g = view.grid();
-        QCOMPARE(g->rows, size_t(2));
-        QCOMPARE(g->cols, size_t(4));
-        const QRect plot = view.plotRect();
-        const auto cellRect = [&](size_t r, size_t c) {
-            const int x0 = int(ui::pixelOfCell(c, plot.width(), 4)), x1 = int(ui::pixelOfCell(c + 1, plot.width(), 4));
-            const int y0 = int(ui::pixelOfCell(r, plot.height(), 2)), y1 = int(ui::pixelOfCell(r + 1, plot.height(), 2));
-            return QRect(plot.left() + x0, plot.top() + y0, x1 - x0, y1 - y0);
-        };
-        const QImage shot = view.grab().toImage().convertToFormat(QImage::Format_RGB32);
-        const auto table = ui::colourTable(ui::ColourMap::Viridis);
-        const ui::LevelMapper levels(0, 1, false);
-        // Row x, position 0: mean of 0.1 and 0.3.
-        QCOMPARE(QColor(shot.pixel(cellRect(0, 0).center())), QColor(table[levels.level(0.2)]));
-        QCOMPARE(QColor(shot.pixel(cellRect(1, 1).center())), QColor(table[levels.level(0.6)]));
-        // Row x, position 2: mean 0.5 > 0.45, outlined in the marker colour, value inside.
-        const QRect marked = cellRect(0, 2);
-        QCOMPARE(QColor(shot.pixel(marked.center())), QColor(table[levels.level(0.5)]));
-        QCOMPARE(QColor(shot.pixel(marked.left(), marked.center().y())), QColor(table[ui::kMarkerIndex]));
-        QCOMPARE(QColor(shot.pixel(marked.center().x(), marked.bottom())), QColor(table[ui::kMarkerIndex]));
-        const QRect plain = cellRect(0, 1);   // mean 0.2
-        QVERIFY(QColor(shot.pixel(plain.left(), plain.center().y())) != QColor(table[ui::kMarkerIndex]));
-        QCOMPARE(view.cellAt(marked.center()), (std::optional<std::pair<size_t, size_t>>{{0, 2}}));
-        QVERIFY(view.toolTipAt(marked.center()).contains("n = 2"));
-        QVERIFY(view.toolTipAt(marked.center()).contains("task=x"));
-
-        // A click on row x, positions 2: s0 (0.9) beats s2 (0.1).
-        QSignalSpy spy(&view, &ui::HeatmapView::sequenceActivated);
-        QTest::mouseClick(&view, Qt::LeftButton, {}, marked.center());
-        QCOMPARE(spy.count(), 1);
-        QCOMPARE(spy.at(0).at(0).value<size_t>(), size_t(0));
-        QTest::mouseClick(&view, Qt::LeftButton, {}, cellRect(1, 3).center());
-        QCOMPARE(spy.count(), 2);
-        QCOMPARE(spy.at(1).at(0).value<size_t>(), size_t(1));
-
-        // Another colour map: the same image and grid, another colour table.
-        const auto gridBefore = view.grid();
-        scale.map = ui::ColourMap::Inferno;
-        view.setColourScale(scale);
-        QVERIFY(!view.isBusy());
-        QCOMPARE(view.grid(), gridBefore);
-        QCOMPARE(view.image().color(levels.level(0.2)), ui::colourTable(ui::ColourMap::Inferno)[levels.level(0.2)]);
-
-        // Zoom in on the keyboard, pan with an arrow key, back with Home.
-        QSignalSpy rendered(&view, &ui::HeatmapView::rendered);
-        QTest::keyClick(&view, Qt::Key_Plus);
-        QTRY_VERIFY(!view.isBusy() && rendered.count() > 0);
-        QCOMPARE(view.grid()->colBins.width, size_t(3));   // 4 / 1.5, rounded
-        QTest::keyClick(&view, Qt::Key_Right);
-        QTRY_VERIFY(!view.isBusy() && view.grid()->colBins.begin == 1);
-        QTest::keyClick(&view, Qt::Key_Home);
-        QTRY_VERIFY(!view.isBusy() && view.grid()->colBins.width == 4);
-
-        // Dragging pans instead of clicking.
-        view.setView(0, 2, 0, 2);
-        QTRY_VERIFY(!view.isBusy() && view.grid()->colBins.width == 2);
-        spy.clear();
-        const QPoint from = plot.center();
-        QTest::mousePress(&view, Qt::LeftButton, {}, from);
-        QTest::mouseMove(&view, from - QPoint(plot.width() / 2, 0));
-        QTest::mouseRelease(&view, Qt::LeftButton, {}, from - QPoint(plot.width() / 2, 0));
-        QCOMPARE(spy.count(), 0);
-        QTRY_VERIFY(!view.isBusy() && view.grid()->colBins.begin == 1);
-
-        // A new limit re-marks the cached values without rebinning.
-        view.resetView();
-        QTRY_VERIFY(!view.isBusy() && view.grid()->colBins.width == 4);
-        const auto valuesBefore = view.grid()->value;
-        stat.markLevel = 0.55;
-        view.setStatistic(stat);
-        QTRY_VERIFY(!view.isBusy() && view.grid()->request.markLevel == 0.55);
-        QCOMPARE(view.grid()->value, valuesBefore);
-        QVERIFY(!view.grid()->marked(0, 2) && view.grid()->marked(1, 1));   // 0.5 and 0.6
-
-        // Share above, a plain statistic: the values and the legend range change, and
-        // nothing is marked (no clause bounds a share here).
-        view.setThreshold(0.55);
-        view.setAggregate(HeatmapAggregate::ShareAbove);
-        QTRY_VERIFY(!view.isBusy() && view.grid()->request.aggregate == HeatmapAggregate::ShareAbove);
-        QCOMPARE(view.grid()->value[view.grid()->at(0, 2)], 0.5);
-        const QImage& img = view.image();   // shares are never marked
-        for (int y = 0; y < img.height(); ++y)
-            QVERIFY(std::none_of(img.scanLine(y), img.scanLine(y) + img.width(),
-                                 [](uchar i) { return i == ui::kMarkerIndex; }));
-    }
-
-    // Many sequence rows on few pixels: rows are pooled, labels thinned, still exact.
-    void widgetManyRows() {
-        const auto b = randomRun(5);
-        ui::HeatmapView view;
-        view.resize(500, 260);
-        view.setData(b.run, b.values, "m");
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
-        QTRY_VERIFY(!view.isBusy() && view.grid());
-        QCOMPARE(view.grid()->rows, std::min<size_t>(60, size_t(view.plotRect().height())));
-        checkAgainstBruteForce(*view.index(), *b.run, b.values->values, view.grid()->request);
-        QVERIFY(!view.grab().isNull());
-    }
 };
 
 QTEST_MAIN(TestHeatmap)

@@ -125,7 +125,6 @@ ClauseLens clauseLens(const Clause& c, const std::function<std::optional<double>
         return lens;
     }
     st.scope = scope.tokens;
-    st.scopeCount = scope.count;
     st.scopeText = scopeText(c);
     lens.has = true;
     return lens;

@@ -38,7 +38,6 @@ struct CellStatistic {
     double markLevel = 0;            // the clause's limit, in the units of the cell value
     uint32_t fewBelow = 0;           // cells with fewer values are hatched as resting on little data
     std::shared_ptr<const std::vector<uint8_t>> scope{};   // tokens that count (nullptr: all)
-    uint64_t scopeCount = 0;         // tokens in scope
     QString name;                    // e.g. "p99.9" or "share above 0.5" (title, tooltips)
     QString clause;                  // the clause whose statistic this is, or empty
     QString markText;                // e.g. "max 0.3" (title, legend)
