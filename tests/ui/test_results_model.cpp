@@ -2,6 +2,7 @@
 // values beyond the thresholds in the tooltip (ui/contract/results_model.h), on results
 // written by hand and on a real evaluation; and the per-slice bars, which draw a
 // quantile's interval as a whisker only when both sides are bounded.
+#include <QTextDocumentFragment>
 #include <QtTest/QTest>
 #include <QtCharts/QChart>
 #include <QtCharts/QValueAxis>
@@ -35,8 +36,10 @@ Result numerical(const std::string& clause, const std::string& aggregate, double
     return r;
 }
 
+// A tooltip as the user reads it: the rich text that Qt renders, as plain text.
 QString cell(const ResultsModel& m, int family, int row, int column, int role = Qt::DisplayRole) {
-    return m.data(m.index(row, column, m.index(family, 0)), role).toString();
+    const QString v = m.data(m.index(row, column, m.index(family, 0)), role).toString();
+    return role == Qt::ToolTipRole ? QTextDocumentFragment::fromHtml(v).toPlainText() : v;
 }
 
 }  // namespace
@@ -111,6 +114,22 @@ private slots:
     // q = 0.5: P(B <= 1) = 11/1024 <= 0.025 < P(B <= 2) = 56/1024, and P(B <= 8) =
     // 1013/1024 >= 0.975 > P(B <= 7) = 968/1024: the interval is [x(1), x(8)] = [2, 9];
     // six values (5..10) lie above 4.5.
+    // Issue 16: a slice value or clause id from a file is shown as text. A label that is
+    // markup ("<b>fake</b>", an <img>) reads literally in the tooltip and renders nothing.
+    void markupFromFilesIsShownAsText() {
+        auto ev = std::make_shared<Evaluation>();
+        Result r = numerical("N<i>1</i>", "p50", 0.5, 10, {0.1, 0.9}, 2);
+        r.message = "p50 of task=<b>fake</b><img src=\"x.png\"> is 0.5";
+        ev->results.push_back(r);
+        ResultsModel m;
+        m.setEvaluation(ev);
+        for (int col : {int(ResultsModel::ClauseCol), int(ResultsModel::ObservedCol), int(ResultsModel::StatusCol)}) {
+            const QString raw = m.data(m.index(0, col, m.index(int(Family::Numerical), 0)), Qt::ToolTipRole).toString();
+            QVERIFY2(!raw.contains("<b>") && !raw.contains("<img"), qPrintable(raw));
+            QVERIFY(cell(m, int(Family::Numerical), 0, col, Qt::ToolTipRole).contains("task=<b>fake</b><img src=\"x.png\">"));
+        }
+    }
+
     void tooltipFromAnEvaluation() {
         std::vector<double> r;
         for (int i = 1; i <= 10; ++i)

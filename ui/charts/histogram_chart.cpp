@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "ui/style/chart_style.h"
+#include "ui/style/plain_text.h"
 
 namespace kcx::ui {
 
@@ -176,11 +177,11 @@ void HistogramChart::rebuild() {
     lineSeries_.assign(lines_.size(), nullptr);
     const Histogram* h = histogram_.get();
     if (!h) {
-        chart_->setTitle(metric_.isEmpty() ? tr("No metric") : tr("%1: computing…").arg(metric_));
+        chart_->setTitle(metric_.isEmpty() ? tr("No metric") : chartText(tr("%1: computing…").arg(metric_)));
         return;
     }
-    chart_->setTitle(scopeName_.isEmpty() ? tr("Distribution of %1").arg(metric_)
-                                          : tr("Distribution of %1 in %2").arg(metric_, scopeName_));
+    chart_->setTitle(chartText(scopeName_.isEmpty() ? tr("Distribution of %1").arg(metric_)
+                                          : tr("Distribution of %1 in %2").arg(metric_, scopeName_)));
     const size_t bins = h->counts.size();
     const double base = logCount_ ? 0.5 : 0.0;
     auto* upper = new QLineSeries;
@@ -277,7 +278,7 @@ void HistogramChart::addObserved(QAbstractAxis* ax, QAbstractAxis* ay) {
     const double x = std::clamp(observed_->value, xLo_, xHi_);
     line->append(x, yLo_);
     line->append(x, yHi_);
-    line->setName(tr("%1 = %2").arg(observed_->label, numberText(observed_->value)));
+    line->setName(chartText(tr("%1 = %2").arg(observed_->label, numberText(observed_->value))));
     chart_->addSeries(line);
     attach(line, ax, ay);
 }
@@ -289,7 +290,7 @@ void HistogramChart::placeLine(size_t i) {
     const ValueLine& l = lines_[i];
     const double x = std::clamp(l.value, xLo_, xHi_);
     s->replace(QList<QPointF>{{x, yLo_}, {x, yHi_}});
-    s->setName(QString::fromStdString(l.label) + QStringLiteral(" = ") + numberText(l.value));
+    s->setName(chartText(QString::fromStdString(l.label) + QStringLiteral(" = ") + numberText(l.value)));
 }
 
 }  // namespace kcx::ui

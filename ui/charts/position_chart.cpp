@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "ui/style/chart_style.h"
+#include "ui/style/plain_text.h"
 
 namespace kcx::ui {
 
@@ -103,7 +104,7 @@ void PositionChart::setThresholds(std::vector<ValueLine> lines) {
         const ValueLine& l = lines_[i];
         lineSeries_[i]->replace(QList<QPointF>{{0, l.value}, {xHi, l.value}});
         lineSeries_[i]->setPen(thresholdPen(l.editable));
-        lineSeries_[i]->setName(QString::fromStdString(l.label) + QStringLiteral(" = ") + numberText(l.value));
+        lineSeries_[i]->setName(chartText(QString::fromStdString(l.label) + QStringLiteral(" = ") + numberText(l.value)));
     }
     const auto [lo, hi] = yRange();
     setValueRange(yAxis_, lo, hi);
@@ -169,7 +170,7 @@ void PositionChart::rebuild() {
     QString title = metric_.isEmpty() ? tr("No metric") : tr("%1 of %2 by token position").arg(stat, metric_);
     if (!metric_.isEmpty() && !scopeName_.isEmpty())
         title += tr(" in %1").arg(scopeName_);
-    chart_->setTitle(title);
+    chart_->setTitle(chartText(title));
     if (!m)
         return;
     double lo = std::numeric_limits<double>::infinity(), hi = -lo;
@@ -177,7 +178,7 @@ void PositionChart::rebuild() {
     size_t hidden = 0;
     for (const PositionSeries& ps : m->series) {
         auto* s = new QLineSeries;
-        s->setName(QString::fromStdString(ps.label));
+        s->setName(chartText(QString::fromStdString(ps.label)));
         QList<QPointF> points;
         for (size_t i = 0; i < ps.x.size(); ++i) {
             if (logY_ && ps.mean[i] <= 0) {
@@ -210,7 +211,7 @@ void PositionChart::rebuild() {
         t->append(0, l.value);
         t->append(xHi, l.value);
         t->setPen(thresholdPen(l.editable));
-        t->setName(QString::fromStdString(l.label) + QStringLiteral(" = ") + numberText(l.value));
+        t->setName(chartText(QString::fromStdString(l.label) + QStringLiteral(" = ") + numberText(l.value)));
         chart_->addSeries(t);
         attach(t, ax, ay);
         lineSeries_.push_back(t);

@@ -20,6 +20,7 @@
 
 #include "ui/style/chart_style.h"
 #include "ui/style/status_style.h"
+#include "ui/style/plain_text.h"
 
 namespace kcx::ui {
 
@@ -126,7 +127,7 @@ void SliceBarsChart::clear() {
 SliceBarsChart::Shape SliceBarsChart::shape() const {
     Shape s{clause_, sliceTitle_, valueTitle_, {}, {}, {}};
     for (const SliceBar& b : bars_) {
-        s.categories << tr("%1 (n=%2)").arg(b.label, countText(b.n));
+        s.categories << chartText(tr("%1 (n=%2)").arg(b.label, countText(b.n)));
         s.whiskers.push_back(b.lo && b.hi);
     }
     for (const auto& [which, v] : thresholds_)
@@ -143,11 +144,11 @@ void SliceBarsChart::rebuild() {
     lines_.clear();
     valueAxis_ = nullptr;
     if (bars_.empty()) {
-        chart_->setTitle(clause_.isEmpty() ? tr("No clause selected") : tr("No results for %1").arg(clause_));
+        chart_->setTitle(clause_.isEmpty() ? tr("No clause selected") : chartText(tr("No results for %1").arg(clause_)));
         return;
     }
     const Shape shape = this->shape();
-    chart_->setTitle(tr("%1 per slice").arg(clause_));
+    chart_->setTitle(chartText(tr("%1 per slice").arg(clause_)));
 
     // One bar set per status, all of them always there (a verdict that flips moves a bar
     // between sets, not the chart's structure); a set with no bar has no legend entry.
@@ -164,14 +165,14 @@ void SliceBarsChart::rebuild() {
     chart_->addSeries(series_);
     connect(series_, &QStackedBarSeries::hovered, this, [this](bool on, int index) {
         if (on && index >= 0 && size_t(index) < bars_.size())
-            QToolTip::showText(QCursor::pos(), bars_[size_t(index)].message, view_);
+            QToolTip::showText(QCursor::pos(), plainToolTip(bars_[size_t(index)].message), view_);
         else
             QToolTip::hideText();
     });
 
     auto* ax = new QBarCategoryAxis;
     ax->append(shape.categories);
-    ax->setTitleText(sliceTitle_);
+    ax->setTitleText(chartText(sliceTitle_));
     chart_->addAxis(ax, Qt::AlignBottom);
     valueAxis_ = static_cast<QValueAxis*>(addValueAxis(chart_, Qt::AlignLeft, false, 0, 1, valueTitle_));
     attach(series_, ax, valueAxis_);
@@ -252,7 +253,7 @@ void SliceBarsChart::refresh() {
     for (size_t i = 0; i < thresholds_.size(); ++i) {
         const auto& [which, v] = thresholds_[i];
         lines_[i]->replace(QList<QPointF>{{-0.5, v}, {double(bars_.size()) - 0.5, v}});
-        lines_[i]->setName(tr("%1 = %2").arg(which, numberText(v)));
+        lines_[i]->setName(chartText(tr("%1 = %2").arg(which, numberText(v))));
     }
 }
 

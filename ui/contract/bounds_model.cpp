@@ -5,6 +5,7 @@
 #include <QFont>
 
 #include "ui/style/value_text.h"
+#include "ui/style/plain_text.h"
 
 namespace kcx::ui {
 
@@ -89,7 +90,11 @@ QVariant BoundsModel::data(const QModelIndex& index, int role) const {
     const int col = index.column();
     switch (role) {
     case Qt::DisplayRole: return display(s, col);
-    case Qt::ToolTipRole: return toolTip(s, col);
+    case Qt::ToolTipRole: {
+        // Step and Flag are markup made here (escaped inside); the rest is text.
+        const QVariant tip = toolTip(s, col);
+        return (col == Step || col == Flag) ? tip : QVariant(plainToolTip(tip.toString()));
+    }
     case VacuousRole: return s.vacuous;
     case ValueRole:
         if (col == Input) return number(s.input);

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "ui/style/action_style.h"
+#include "ui/style/plain_text.h"
 
 namespace kcx::ui {
 
@@ -94,7 +95,7 @@ QVariant StageResultsModel::data(const QModelIndex& index, int role) const {
             tip = resultSliceText(r) + QLatin1Char('\n') + tip;
         if (d.strongest)
             tip += tr("\nDrives this stage's action.");
-        return tip + tr("\nClick to show the clause.");
+        return plainToolTip(tip + tr("\nClick to show the clause."));
     }
     default: return {};
     }

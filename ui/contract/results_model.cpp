@@ -8,6 +8,7 @@
 
 #include "core/metrics/quantile_ci.h"
 #include "ui/style/metric_help.h"
+#include "ui/style/plain_text.h"
 #include "ui/style/status_style.h"
 
 namespace kcx::ui {
@@ -38,7 +39,7 @@ void ResultsModel::setEvaluation(std::shared_ptr<const Evaluation> evaluation) {
         auto rowText = [this](const Result& r) {
             QStringList t;
             for (int c = 0; c < kColumns; ++c)
-                t << resultData(r, c, Qt::DisplayRole).toString() << resultData(r, c, Qt::ToolTipRole).toString();
+                t << resultData(r, c, Qt::DisplayRole).toString() << resultToolTip(r, c);
             t << QString::number(int(r.status));
             return t;
         };
@@ -186,18 +187,7 @@ QVariant ResultsModel::resultData(const Result& r, int column, int role) const {
     case FamilyRole:
         return int(r.family);
     case Qt::ToolTipRole:
-        if (column == BoundCol && !boundText(r).isEmpty())
-            return tr("%1 at confidence %2").arg(r.upper ? tr("One-sided Wilson upper bound of the exceedance share")
-                                                        : tr("Percentile bootstrap interval of the mean"))
-                .arg(r.confidence ? formatNumber(*r.confidence) : QStringLiteral("?"));
-        if (column == ObservedCol && r.family == Family::Numerical && r.ci)
-            return QString::fromStdString(r.message) + QLatin1Char('\n') + quantileDetails(r);
-        if ((column == ClauseCol || column == SubjectCol) && !r.metric.empty()) {
-            const QString meaning = metricMeaning(QString::fromStdString(r.metric));
-            if (!meaning.isEmpty())
-                return QString::fromStdString(r.message) + QStringLiteral("\n\n") + meaning;
-        }
-        return QString::fromStdString(r.message);
+        return plainToolTip(resultToolTip(r, column));
     case Qt::DecorationRole:
         return column == StatusCol ? QVariant(statusIcon(r.status)) : QVariant();
     case Qt::ForegroundRole:
@@ -210,6 +200,29 @@ QVariant ResultsModel::resultData(const Result& r, int column, int role) const {
     default:
         return {};
     }
+    return resultDisplay(r, column);
+}
+
+// Messages name clauses and slice values, which come from files: the tooltip shows them
+// as text (plainToolTip), never as markup.
+QString ResultsModel::resultToolTip(const Result& r, int column) const {
+    {
+        if (column == BoundCol && !boundText(r).isEmpty())
+            return tr("%1 at confidence %2").arg(r.upper ? tr("One-sided Wilson upper bound of the exceedance share")
+                                                        : tr("Percentile bootstrap interval of the mean"))
+                .arg(r.confidence ? formatNumber(*r.confidence) : QStringLiteral("?"));
+        if (column == ObservedCol && r.family == Family::Numerical && r.ci)
+            return QString::fromStdString(r.message) + QLatin1Char('\n') + quantileDetails(r);
+        if ((column == ClauseCol || column == SubjectCol) && !r.metric.empty()) {
+            const QString meaning = metricMeaning(QString::fromStdString(r.metric));
+            if (!meaning.isEmpty())
+                return QString::fromStdString(r.message) + QStringLiteral("\n\n") + meaning;
+        }
+        return QString::fromStdString(r.message);
+    }
+}
+
+QVariant ResultsModel::resultDisplay(const Result& r, int column) const {
     switch (column) {
     case ClauseCol:
         return QString::fromStdString(r.clause);

@@ -50,6 +50,8 @@ public:
 private:
     QVariant groupData(int family, int column, int role) const;
     QVariant resultData(const Result& r, int column, int role) const;
+    QString resultToolTip(const Result& r, int column) const;
+    QVariant resultDisplay(const Result& r, int column) const;
 
     std::shared_ptr<const Evaluation> evaluation_;
     bool clausesOnly_ = false;

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ui/drilldown/plain_tip.h"
+#include "ui/style/plain_text.h"
 
 namespace kcx::ui {
 

@@ -9,7 +9,7 @@
 
 #include <algorithm>
 
-#include "ui/drilldown/plain_tip.h"
+#include "ui/style/plain_text.h"
 #include "ui/style/action_style.h"
 #include "ui/style/value_text.h"
 

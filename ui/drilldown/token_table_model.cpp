@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "ui/drilldown/plain_tip.h"
+#include "ui/style/plain_text.h"
 #include "ui/style/action_style.h"
 #include "ui/style/value_text.h"
 

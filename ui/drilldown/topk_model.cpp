@@ -2,7 +2,7 @@
 
 #include <QFont>
 
-#include "ui/drilldown/plain_tip.h"
+#include "ui/style/plain_text.h"
 
 namespace kcx::ui {
 

@@ -10,6 +10,7 @@
 
 #include "ui/heatmap/heatmap_render.h"
 #include "ui/heatmap/heatmap_view.h"
+#include "ui/style/plain_text.h"
 
 namespace kcx::ui {
 
@@ -61,7 +62,7 @@ bool HeatmapView::event(QEvent* e) {
             QToolTip::hideText();
             e->ignore();
         } else {
-            QToolTip::showText(he->globalPos(), text, this);
+            QToolTip::showText(he->globalPos(), plainToolTip(text), this);   // row labels come from files
         }
         return true;
     }

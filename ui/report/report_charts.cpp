@@ -21,6 +21,7 @@
 #include "ui/charts/slice_bars_chart.h"
 #include "ui/report/report_internal.h"
 #include "ui/style/chart_style.h"
+#include "ui/style/plain_text.h"
 
 namespace kcx::ui {
 
@@ -51,7 +52,7 @@ QChart* newChart(const QString& title) {
     chart->legend()->setAlignment(Qt::AlignBottom);
     chart->setMargins(QMargins(4, 4, 4, 4));
     chart->setBackgroundRoundness(0);
-    chart->setTitle(title);
+    chart->setTitle(chartText(title));
     QFont f = chart->titleFont();
     f.setBold(true);
     f.setPixelSize(14);
@@ -119,7 +120,7 @@ ReportFigure histogramFigure(const Histogram& h, const std::vector<ValueLine>& l
         const double x = std::clamp(l.value, x0, x1);
         s->append(x, y0);
         s->append(x, y1);
-        s->setName(lineName(l));
+        s->setName(chartText(lineName(l)));
         chart->addSeries(s);
         attach(s, ax, ay);
     }
@@ -148,7 +149,7 @@ ReportFigure positionFigure(const PositionMeans& m, const QString& metric, const
     std::vector<QLineSeries*> series;
     for (const PositionSeries& ps : m.series) {
         auto* s = new QLineSeries;
-        s->setName(QString::fromStdString(ps.label));
+        s->setName(chartText(QString::fromStdString(ps.label)));
         QList<QPointF> points;
         for (size_t i = 0; i < ps.x.size(); ++i) {
             points.append({ps.x[i], ps.mean[i]});

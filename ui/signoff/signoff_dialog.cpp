@@ -19,6 +19,7 @@
 #include <QVBoxLayout>
 
 #include "ui/session/background.h"
+#include "ui/style/plain_text.h"
 
 namespace kcx::ui {
 
@@ -45,7 +46,7 @@ SignoffDialog::SignoffDialog(const QString& contractPath, const QString& runPath
                                  .arg(QFileInfo(contractPath).fileName().toHtmlEscaped(),
                                       QFileInfo(runPath).fileName().toHtmlEscaped(), verdictText.toHtmlEscaped()));
     intro->setWordWrap(true);
-    intro->setToolTip(contractPath + QLatin1Char('\n') + runPath);
+    intro->setToolTip(plainToolTip(contractPath + QLatin1Char('\n') + runPath));
 
     reviewer_ = new QLineEdit(settings.value(QStringLiteral("signoff/reviewer"), qEnvironmentVariable("USER")).toString());
     reviewer_->setAccessibleName(tr("reviewer"));

@@ -17,6 +17,7 @@
 #include "ui/session/session.h"
 #include "ui/signoff/signoff_panel.h"
 #include "ui/window/main_window.h"
+#include "ui/style/plain_text.h"
 
 namespace kcx::ui {
 
@@ -133,7 +134,7 @@ void MainWindow::rebuildRecentMenu() {
             else
                 openRun(path);
         });
-        a->setToolTip(path);
+        a->setToolTip(plainToolTip(path));
     }
     recentMenu_->setEnabled(!recent.isEmpty());
 }

@@ -11,6 +11,7 @@
 
 #include "ui/session/session.h"
 #include "ui/window/main_window.h"
+#include "ui/style/plain_text.h"
 
 namespace kcx::ui {
 
@@ -64,7 +65,7 @@ void MainWindow::runFileChanged() {
     runChanged_ = true;
     const QString what = size < 0 ? tr("The run's file was removed from disk") : tr("The run's file changed on disk");
     runChangedLabel_->setText(tr("%1 — showing the version loaded earlier (Ctrl+Shift+R reloads)").arg(what));
-    runChangedLabel_->setToolTip(path);
+    runChangedLabel_->setToolTip(plainToolTip(path));
     runChangedLabel_->show();
     statusBar()->showMessage(tr("%1 since it was loaded: %2").arg(what, path), 8000);
 }
