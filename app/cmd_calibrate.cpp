@@ -6,6 +6,7 @@
 
 #include <cstdio>
 
+#include "core/base/printable.h"
 #include "app/commands.h"
 #include "app/common.h"
 #include "app/table.h"
@@ -79,7 +80,7 @@ int runCalibrate(const QStringList& args) {
     try {
         cal = calibrate(good, bad, o, terminalProgress("calibrating", quiet || toStdout));
     } catch (const std::invalid_argument& e) {
-        std::fprintf(stderr, "kcx: %s\n", e.what());
+        std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
         return 2;
     }
     if (!writeOutput(p.value(outOpt), cal.yaml))

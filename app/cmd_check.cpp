@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "core/base/printable.h"
 #include "app/commands.h"
 #include "app/common.h"
 #include "app/table.h"
@@ -143,7 +144,7 @@ int runCheck(const QStringList& args) {
     try {
         contract = loadContract(p.value(contractOpt).toStdString());
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "kcx: %s\n", e.what());
+        std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
         return 2;
     }
     const auto run = openRun(p.value(runOpt), quiet);
@@ -155,7 +156,7 @@ int runCheck(const QStringList& args) {
         options.stage = p.value(stageOpt).toStdString();
         ev = evaluateContract(contract, run, options, terminalProgress("evaluating", quiet));
     } catch (const std::invalid_argument& e) {
-        std::fprintf(stderr, "kcx: %s\n", e.what());
+        std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
         return 2;
     }
 

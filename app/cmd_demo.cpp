@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/base/printable.h"
 #include "app/commands.h"
 #include "app/demo_contract.h"
 #include "core/demo/demo.h"
@@ -55,7 +56,7 @@ int runDemo(const QStringList& args) {
         }
         std::printf("%s\n%s\n", path.c_str(), contract.c_str());
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "kcx: %s\n", e.what());
+        std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
         return 2;
     }
     return 0;

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "core/base/printable.h"
 #include "app/commands.h"
 #include "app/common.h"
 #include "app/table.h"
@@ -98,7 +99,7 @@ int runDiscover(const QStringList& args) {
         MetricEngine engine(run);
         d = discover(engine, o, terminalProgress("searching", quiet || jsonToStdout));
     } catch (const std::invalid_argument& e) {
-        std::fprintf(stderr, "kcx: %s\n", e.what());
+        std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
         return 2;
     }
     if (p.isSet(jsonOpt)) {

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "core/base/printable.h"
 #include "app/commands.h"
 #include "app/common.h"
 #include "core/base/errors.h"
@@ -60,7 +61,7 @@ bool write(const Run& run, const QString& out) {
         writeSafetensors(run, out.toStdString());
         return true;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "kcx: %s\n", e.what());
+        std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
         return false;
     }
 }
@@ -113,9 +114,9 @@ std::optional<Run> readRuns(const QStringList& inputs, bool bf16, bool quiet) {
         }
         return loadTrainerExportFiles(files, files.front(), progress);
     } catch (const InputError& e) {
-        std::fprintf(stderr, "kcx: %s\n", e.what());
+        std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "kcx: %s\n", e.what());
+        std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
     }
     return std::nullopt;
 }
@@ -195,10 +196,10 @@ int runImport(const QStringList& args) {
         const ImportedSide train = readLogprobFile(p.value(trainOpt).toStdString());
         r = importPair(inf, train, options);
     } catch (const InputError& e) {
-        std::fprintf(stderr, "kcx: %s\n", e.what());
+        std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
         return 2;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "kcx: %s\n", e.what());
+        std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
         return 2;
     }
     listIds("inf", r.onlyInf);

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <set>
 
+#include "core/base/printable.h"
 #include "app/commands.h"
 #include "app/common.h"
 #include "core/base/sha256.h"
@@ -76,7 +77,7 @@ int runReport(const QStringList& args) {
         in.contractSha256 = sha256Hex(contract->text);
         in.contract = std::move(contract);
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "kcx: %s\n", e.what());
+        std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
         return 2;
     }
     // Explicit records must be readable; malformed records found beside the contract are
@@ -86,7 +87,7 @@ int runReport(const QStringList& args) {
         try {
             readSignoff(path.toStdString());
         } catch (const std::exception& e) {
-            std::fprintf(stderr, "kcx: %s\n", e.what());
+            std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
             return 2;
         }
     }
@@ -111,7 +112,7 @@ int runReport(const QStringList& args) {
         eo.stage = p.value(stageOpt).toStdString();
         in.evaluation = evaluator.evaluate(eo, terminalProgress("evaluating", quiet));
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "kcx: %s\n", e.what());
+        std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
         return 2;
     }
     in.metric = metric;

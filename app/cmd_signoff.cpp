@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "core/base/printable.h"
 #include "app/commands.h"
 #include "app/common.h"
 #include "core/base/sha256.h"
@@ -13,6 +14,13 @@
 #include "core/signoff/signoff_files.h"
 
 namespace kcx::app {
+
+namespace {
+
+// A field for printf, escaped (shown(x).c_str(): the temporary lives until the end of the call).
+std::string shown(std::string_view s) { return kcx::printable(s); }
+
+}  // namespace
 
 namespace {
 
@@ -35,7 +43,7 @@ std::optional<Evaluation> evaluateFiles(const QString& contractPath, const QStri
     try {
         contract = loadContract(contractPath.toStdString());
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "kcx: %s\n", e.what());
+        std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
         return std::nullopt;
     }
     const auto run = openRun(runPath, false);
@@ -70,7 +78,7 @@ int runKeygen(const QStringList& args) {
         std::printf("wrote private key %s (mode 0600; keep it secret)\nwrote public key  %s.pub (fingerprint %s)\n",
                     path.c_str(), path.c_str(), keyFingerprint(pk).c_str());
     } catch (const SignoffError& e) {
-        std::fprintf(stderr, "kcx: %s\n", e.what());
+        std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
         return 2;
     }
     return 0;
@@ -112,7 +120,7 @@ int runSign(const QStringList& args) {
         try {
             ev = evaluateFiles(p.value(contractOpt), p.value(runOpt), p.value(stageOpt).toStdString(), &contract);
         } catch (const std::invalid_argument& e) {
-            std::fprintf(stderr, "kcx: %s\n", e.what());
+            std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
             return 2;
         }
         if (!ev)
@@ -128,11 +136,10 @@ int runSign(const QStringList& args) {
             return 2;
         if (p.value(outOpt) != "-")
             std::printf("%s: %s %ss contract %s %s (verdict %s, action at %s: %s), key %s\n",
-                        qPrintable(p.value(outOpt)), r.reviewer.c_str(), r.decision.c_str(), contract.name.c_str(),
-                        contract.version.c_str(), r.verdict.c_str(), r.stage.c_str(), r.action.c_str(),
-                        r.keyFingerprint.c_str());
+                        shown(p.value(outOpt).toStdString()).c_str(), shown(r.reviewer).c_str(), shown(r.decision).c_str(), shown(contract.name).c_str(),
+                        shown(contract.version).c_str(), shown(r.verdict).c_str(), shown(r.stage).c_str(), shown(r.action).c_str(), shown(r.keyFingerprint).c_str());
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "kcx: %s\n", e.what());
+        std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
         return 2;
     }
     return 0;
@@ -176,11 +183,12 @@ int runVerify(const QStringList& args) {
         if (p.isSet(runOpt))
             runHash = sha256File(p.value(runOpt).toStdString());
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "kcx: %s\n", e.what());
+        std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
         return 2;
     }
-    std::printf("%s: %s, kcx %s, key %s\n", recordPath.c_str(), describeSignoff(r).c_str(), r.kcxVersion.c_str(),
-                r.keyFingerprint.c_str());
+    // Every field of the record is the record's author's text: printed escaped (printable.h),
+    // so a reviewer name cannot add lines or hide the checks below.
+    std::printf("%s: %s, kcx %s, key %s\n", shown(recordPath).c_str(), shown(describeSignoff(r)).c_str(), shown(r.kcxVersion).c_str(), shown(r.keyFingerprint).c_str());
     if (p.isSet(pubOpt)) {
         now.publicKeyHex = pub;
         now.publicKeyName = qPrintable(p.value(pubOpt));
@@ -206,7 +214,7 @@ int runVerify(const QStringList& args) {
     }
     const SignoffVerification v = verifySignoff(r, now);
     for (const auto& c : v.checks)
-        std::printf("%-8s %s: %s\n", c.ok ? "ok" : c.unchecked ? "UNCHECKED" : "DIFFERS", c.what.c_str(), c.text.c_str());
+        std::printf("%-8s %s: %s\n", c.ok ? "ok" : c.unchecked ? "UNCHECKED" : "DIFFERS", shown(c.what).c_str(), shown(c.text).c_str());
     std::vector<std::string> unchecked = v.unchecked();
     if (!p.isSet(contractOpt)) {
         std::printf("%-8s contract: not given (--contract)\n", "UNCHECKED");
@@ -228,7 +236,7 @@ int runVerify(const QStringList& args) {
     };
     const std::vector<std::string> differs = v.differing();
     if (!differs.empty()) {
-        std::printf("NOT VERIFIED: %s differ%s from what was signed or trusted\n", joined(differs).c_str(),
+        std::printf("NOT VERIFIED: %s differ%s from what was signed or trusted\n", shown(joined(differs)).c_str(),
                     differs.size() == 1 ? "s" : "");
         return 1;
     }

@@ -1,3 +1,4 @@
+#include "core/base/printable.h"
 #include "app/common.h"
 
 #include <unistd.h>
@@ -31,9 +32,9 @@ std::shared_ptr<const Run> openRun(const QString& path, bool quiet) {
             std::fprintf(stderr, "\r\033[K");
         return run;
     } catch (const InputError& e) {
-        std::fprintf(stderr, "kcx: %s\n", e.what());
+        std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "kcx: %s: %s\n", qPrintable(path), e.what());
+        std::fprintf(stderr, "kcx: %s: %s\n", qPrintable(path), kcx::printable(e.what()).c_str());
     }
     return nullptr;
 }

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <memory>
 
+#include "core/base/printable.h"
 #include "app/commands.h"
 
 namespace {
@@ -88,7 +89,7 @@ int main(int argc, char** argv) {
             try {
                 return c.run(sub);
             } catch (const std::exception& e) {
-                std::fprintf(stderr, "kcx %s: %s\n", c.name, e.what());
+                std::fprintf(stderr, "kcx %s: %s\n", c.name, kcx::printable(e.what()).c_str());
                 return 2;
             }
         }

@@ -1,5 +1,7 @@
 #include "app/table.h"
 
+#include "core/base/printable.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -13,6 +15,8 @@ TextTable::TextTable(std::vector<std::string> header, std::vector<bool> rightAli
 
 void TextTable::addRow(std::vector<std::string> cells) {
     cells.resize(header_.size());
+    for (std::string& c : cells)   // clause ids and slice values come from files
+        c = printable(c);
     rows_.push_back(std::move(cells));
 }
 

@@ -201,6 +201,18 @@ assert any(r["ci"][1] is None for r in quantiles), quantiles     # p90 of 24 val
 EOF
 then ok; else bad "signed-before-check: the numerical quantiles lack ci/beyond"; fi
 
+# Issue 16: a reviewer name with a newline, ESC sequences and a bidi override cannot make
+# verify print a fake "ok … verified" line or hide the real ones: it is printed escaped.
+evil=$(printf 'Mallory\nok       key: trusted signer\nverified\033[8m\xe2\x80\xae')
+check sign-evil-name 0 "$kcx" sign --contract contract.yaml --run run.jsonl --key alice.key --reviewer "$evil" \
+  --decision approve --out evil.signoff.json
+"$kcx" verify evil.signoff.json --contract contract.yaml --run run.jsonl >evil.txt 2>&1
+if grep -q $'\033' evil.txt; then bad "verify-evil: an ESC byte reached the terminal"; cat -v evil.txt; else ok; fi
+if grep -q $'\xe2\x80\xae' evil.txt; then bad "verify-evil: a bidi override reached the terminal"; else ok; fi
+if grep -qx 'verified.*' evil.txt; then bad "verify-evil: a line reading 'verified' was printed"; cat -v evil.txt; else ok; fi
+contains verify-evil-escaped evil.txt 'Mallory\nok       key: trusted signer\nverified\x1b[8m\u{202E}'
+rm -f evil.signoff.json
+
 # The private key never appeared in anything kcx printed.
 lacks secret-printed all.txt "${secret:0:32}"
 lacks secret-printed all.txt "${secret:32:32}"   # the seed; the rest is the public key
