@@ -13,4 +13,11 @@ int resolveThreads(int requested);   // 0 = hardware concurrency, at least 1
 void parallelChunks(size_t n, size_t chunks, int threads,
                     const std::function<void(size_t, size_t, size_t)>& body);
 
+// Reductions (sums, means) split their values into blocks of kReduceBlock values, whatever
+// the number of threads, and combine the blocks' results in block order: a sum is the same
+// double on 1, 2 or 64 cores, so a signed record's results verify on any machine
+// (docs/signoff.md, "Same results on every machine").
+constexpr size_t kReduceBlock = size_t(1) << 16;
+inline size_t reduceBlocks(size_t n) { return n <= kReduceBlock ? 1 : (n + kReduceBlock - 1) / kReduceBlock; }
+
 }  // namespace kcx

@@ -140,7 +140,7 @@ std::optional<double> applyAggregate(const Aggregate& agg, std::span<const doubl
         double sum = 0, lo = std::numeric_limits<double>::infinity(), hi = -lo;
     };
     const int t = resolveThreads(threads);
-    const size_t chunks = values.size() < (size_t(1) << 16) ? 1 : size_t(t) * 4;
+    const size_t chunks = reduceBlocks(values.size());   // not by thread count: the same sum everywhere
     std::vector<Acc> part(chunks);
     parallelChunks(values.size(), chunks, t, [&](size_t c, size_t b, size_t e) {
         Acc a;

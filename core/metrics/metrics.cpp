@@ -77,7 +77,7 @@ Summary summarize(const MetricValues& v, int threads) {
     const std::span<const double> values(v.values);
     double sum = 0, lo = std::numeric_limits<double>::infinity(), hi = -lo;
     const int t = resolveThreads(threads);
-    const size_t chunks = values.size() < (size_t(1) << 16) ? 1 : size_t(t) * 4;
+    const size_t chunks = reduceBlocks(values.size());   // not by thread count: the same sum everywhere
     std::vector<double> sums(chunks, 0), los(chunks, lo), his(chunks, hi);
     parallelChunks(values.size(), chunks, t, [&](size_t c, size_t b, size_t e) {
         double sm = 0, l = los[c], h = his[c];

@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "core/metrics/aggregate.h"
+#include "core/metrics/metrics.h"
 #include "core/metrics/quantile.h"
 
 using namespace kcx;
@@ -33,6 +35,42 @@ double type7(std::vector<double> x, double q) {
 class TestAggregate : public QObject {
     Q_OBJECT
 private slots:
+    // Issue 16: a mean over many values is the same double on any number of threads (the
+    // values are summed in fixed blocks, combined in order), so a record signed on 2 cores
+    // verifies on 1, 3 or 16. Values of wildly different sizes make the order matter: the
+    // plain left-to-right sum below differs from a sum in other orders, so a chunking by
+    // thread count would show here.
+    void meanIsTheSameOnAnyThreadCount() {
+        std::mt19937_64 rng(7);
+        std::lognormal_distribution<double> wide(0.0, 6.0);
+        std::vector<double> v(300000);
+        for (double& x : v)
+            x = (rng() & 1 ? 1 : -1) * wide(rng);
+        double leftToRight = 0;
+        for (double x : v)
+            leftToRight += x;
+        double backwards = 0;
+        for (size_t i = v.size(); i-- > 0;)
+            backwards += v[i];
+        QVERIFY(leftToRight != backwards);   // the order matters for these values
+        const auto mean = *kcx::parseAggregate("mean");
+        const double one = *kcx::applyAggregate(mean, v, 1);
+        for (int threads : {2, 3, 5, 16}) {
+            const double t = *kcx::applyAggregate(mean, v, threads);
+            QVERIFY2(std::memcmp(&t, &one, sizeof t) == 0, qPrintable(QString("%1 threads: %2 vs %3")
+                                                                          .arg(threads).arg(t, 0, 'g', 17).arg(one, 0, 'g', 17)));
+        }
+        kcx::MetricValues mv;
+        mv.values = v;
+        mv.count = v.size();
+        const double s1 = *kcx::summarize(mv, 1).mean;
+        for (int threads : {2, 3, 16}) {
+            const double st = *kcx::summarize(mv, threads).mean;
+            QVERIFY(std::memcmp(&st, &s1, sizeof st) == 0);
+        }
+        QCOMPARE(s1, one);
+    }
+
     void byHand() {
         const std::vector<double> v = {4, 1, NAN, 3, 2};
         QCOMPARE(agg("max", v), 4.0);
