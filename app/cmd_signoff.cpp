@@ -206,8 +206,7 @@ int runVerify(const QStringList& args) {
             const auto ev = evaluateFiles(p.value(contractOpt), p.value(runOpt), r.stage);
             if (!ev)
                 return 2;
-            now.resultsSha256 = resultsSha256(*ev);
-            now.verdict = statusName(ev->verdict);
+            applyEvaluated(now, evaluatedNow(*ev));
         } catch (const std::invalid_argument& e) {
             now.resultsError = e.what();
         }

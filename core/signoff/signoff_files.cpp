@@ -62,9 +62,7 @@ SignoffVerification verifySignoffFiles(const SignoffRecord& r, const std::string
         EvaluateOptions options;
         options.stage = r.stage;
         try {
-            const Evaluation ev = evaluateContract(contract, run, options, progress);
-            now.resultsSha256 = resultsSha256(ev);
-            now.verdict = statusName(ev.verdict);
+            applyEvaluated(now, evaluatedNow(evaluateContract(contract, run, options, progress)));
         } catch (const std::invalid_argument& e) {
             now.resultsError = e.what();
         }

@@ -91,8 +91,35 @@ SignoffVerification verifySignoff(const SignoffRecord& r, const SignoffNow& now)
         add(*now.resultsSha256 == r.resultsSha256, "results", "evaluating now gives the signed results",
             "evaluating now gives different results (verdict " + now.verdict + ", signed " + r.verdict + "; sha256 " +
                 *now.resultsSha256 + ", signed " + r.resultsSha256 + ")");
+        // The record's own verdict and action are its signer's words: they must be what the
+        // evaluation says, or a validly signed record could state "pass" over a failure.
+        if (now.action) {
+            const bool same = now.verdict == r.verdict && *now.action == r.action;
+            add(same, "verdict", "the record's verdict and action are the evaluation's (" + r.verdict + ", " + r.action + ")",
+                "the record states verdict " + r.verdict + ", action at " + r.stage + ": " + r.action +
+                    "; evaluating gives " + now.verdict + ", " + *now.action);
+        }
     }
     return v;
+}
+
+EvaluatedNow evaluatedNow(const Evaluation& ev) {
+    EvaluatedNow e;
+    e.resultsSha256 = resultsSha256(ev);
+    e.verdict = statusName(ev.verdict);
+    const auto it = ev.stageActions.find(ev.stage);
+    e.action = actionName(it == ev.stageActions.end() ? Action::Pass : it->second);
+    return e;
+}
+
+void applyEvaluated(SignoffNow& now, const EvaluatedNow& e) {
+    if (!e.error.empty()) {
+        now.resultsError = e.error;
+        return;
+    }
+    now.resultsSha256 = e.resultsSha256;
+    now.verdict = e.verdict;
+    now.action = e.action;
 }
 
 std::string describeSignoff(const SignoffRecord& r) {

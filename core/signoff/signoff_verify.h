@@ -24,6 +24,7 @@ struct SignoffNow {
     std::string runName;
     std::optional<std::string> resultsSha256;   // resultsSha256(evaluation now, at r.stage)
     std::string verdict;                        // that evaluation's verdict
+    std::optional<std::string> action;          // its action at r.stage (checked with the verdict)
     std::string resultsError;                   // set when it could not be evaluated at r.stage
 };
 
@@ -52,6 +53,14 @@ struct SignoffVerification {
 // other keys: differs; not listed, or no list: unchecked). The files and results only where
 // given.
 SignoffVerification verifySignoff(const SignoffRecord& r, const SignoffNow& now);
+
+// What an evaluation at a record's stage says, for SignoffNow: its results' hash, verdict and
+// action at its stage; `error` when it could not be evaluated (the others empty).
+struct EvaluatedNow {
+    std::string resultsSha256, verdict, action, error;
+};
+EvaluatedNow evaluatedNow(const Evaluation& ev);
+void applyEvaluated(SignoffNow& now, const EvaluatedNow& e);
 
 // "alice approved at 2026-12-02T10:00:00Z (verdict fail, action at offline_ci: block_promotion)"
 std::string describeSignoff(const SignoffRecord& r);

@@ -246,9 +246,24 @@ private slots:
         QCOMPARE(r.contractSha256, sha256Hex(contractText));
         auto v = verifySignoffFiles(r, contractPath, runPath, run);
         QVERIFY2(v.verified(), v.differingText().c_str());
-        QCOMPARE(v.checks.size(), size_t(5));   // record, key, contract, run, results
+        QCOMPARE(v.checks.size(), size_t(6));   // record, key, contract, run, results, verdict
         QCOMPARE(v.checks[1].what, std::string("key"));
         QVERIFY(v.checks[1].ok);
+        QCOMPARE(v.checks[5].what, std::string("verdict"));
+        QVERIFY(v.checks[5].ok);
+
+        // Issue 16: a record whose signer states a verdict and action the evaluation does
+        // not give (pass over the demo's failure), validly signed, with every file and the
+        // results' hash unchanged, does not verify: the verdict check names it.
+        SignoffRecord lying = r;
+        lying.verdict = "pass";
+        lying.action = "pass";
+        signRecord(lying, readSecretKey(key_));
+        QVERIFY(signatureValid(lying));
+        const auto lie = verifySignoffFiles(lying, contractPath, runPath, run);
+        QVERIFY(!lie.verified());
+        QCOMPARE(lie.differingText(), std::string("verdict"));
+        QVERIFY(lie.checks[5].text.find("evaluating gives fail, block_promotion") != std::string::npos);
 
         // A threshold edited in the contract: the file and the results both differ.
         std::string edited = contractText;

@@ -214,7 +214,7 @@ private slots:
         QCOMPARE(panel.model()->rowCount(), 1);
         QCOMPARE(only(panel).path, out);
         QCOMPARE(signoffState(only(panel)), SignoffState::Verified);
-        QCOMPARE(only(panel).verification->checks.size(), size_t(5));   // record, key, contract, run, results
+        QCOMPARE(only(panel).verification->checks.size(), size_t(6));   // record, key, contract, run, results, verdict
         // What kcx sign would have written: the same evaluation of the same files.
         const SignoffRecord written = readSignoff(out.toStdString());
         QVERIFY(signatureValid(written));

@@ -70,9 +70,9 @@ namespace {
 std::vector<ReportSignoff> verifySignoffs(const ReportInput& in, const std::shared_ptr<MetricEngine>& engine,
                                           const std::string& contractSha, const std::string& runSha) {
     std::vector<ReportSignoff> out;
-    std::map<std::string, std::pair<std::string, std::string>> byStage;   // stage -> (sha, verdict) or error
+    std::map<std::string, EvaluatedNow> byStage;   // stage -> what evaluating there says
     std::map<std::string, std::string> stageError;
-    byStage[in.evaluation.stage] = {resultsSha256(in.evaluation), statusName(in.evaluation.verdict)};
+    byStage[in.evaluation.stage] = evaluatedNow(in.evaluation);
     for (const std::string& path : in.signoffPaths) {
         ReportSignoff s;
         s.path = path;
@@ -102,7 +102,7 @@ std::vector<ReportSignoff> verifySignoffs(const ReportInput& in, const std::shar
                 EvaluateOptions options;
                 options.stage = r.stage;
                 const Evaluation ev = evaluator.evaluate(options);
-                byStage[r.stage] = {resultsSha256(ev), statusName(ev.verdict)};
+                byStage[r.stage] = evaluatedNow(ev);
             } catch (const std::invalid_argument& e) {
                 stageError[r.stage] = e.what();
             }
@@ -110,8 +110,7 @@ std::vector<ReportSignoff> verifySignoffs(const ReportInput& in, const std::shar
         if (stageError.count(r.stage)) {
             now.resultsError = stageError[r.stage];
         } else if (byStage.count(r.stage)) {
-            now.resultsSha256 = byStage[r.stage].first;
-            now.verdict = byStage[r.stage].second;
+            applyEvaluated(now, byStage[r.stage]);
         }
         s.verification = verifySignoff(r, now);
         out.push_back(std::move(s));

@@ -61,7 +61,7 @@ std::vector<SignoffEntry> checkAll(CheckInput in) {
     if (failure.isEmpty() && !evaluate)
         unchecked << QObject::tr("results: need both the contract and the run as files");
     std::optional<Contract> contract;
-    std::map<std::string, std::pair<std::string, std::string>> byStage;   // stage -> (sha, verdict) or ("", error)
+    std::map<std::string, EvaluatedNow> byStage;   // stage -> what evaluating there says (or why not)
     for (auto& e : in.entries) {
         if (!e.record)
             continue;
@@ -76,23 +76,17 @@ std::vector<SignoffEntry> checkAll(CheckInput in) {
                     contract = loadContract(in.contractPath);
                 auto it = byStage.find(e.record->stage);
                 if (it == byStage.end()) {
-                    std::pair<std::string, std::string> v;
+                    EvaluatedNow v;
                     try {
                         EvaluateOptions options;
                         options.stage = e.record->stage;
-                        const Evaluation ev = evaluateContract(*contract, in.run, options);
-                        v = {resultsSha256(ev), statusName(ev.verdict)};
+                        v = evaluatedNow(evaluateContract(*contract, in.run, options));
                     } catch (const std::invalid_argument& x) {
-                        v = {std::string(), x.what()};
+                        v.error = x.what();
                     }
                     it = byStage.emplace(e.record->stage, v).first;
                 }
-                if (it->second.first.empty())
-                    now.resultsError = it->second.second;
-                else {
-                    now.resultsSha256 = it->second.first;
-                    now.verdict = it->second.second;
-                }
+                applyEvaluated(now, it->second);
             } catch (const std::exception& x) {
                 e.error = QObject::tr("cannot evaluate the contract: %1").arg(QString::fromStdString(x.what()));
                 continue;
