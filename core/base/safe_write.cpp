@@ -54,13 +54,23 @@ AtomicWriter::AtomicWriter(std::string path, mode_t mode) : path_(std::move(path
     struct stat st {};
     bool replaces = false;
     if (::lstat(path_.c_str(), &st) == 0) {
+        struct stat to {};
+        const bool resolved = ::stat(path_.c_str(), &to) == 0;
+        if (!S_ISREG(st.st_mode) && resolved && (S_ISFIFO(to.st_mode) || S_ISCHR(to.st_mode))) {
+            // A pipe or a terminal-like device (/dev/null, /dev/stdout on a pipe, a shell's
+            // >(...)): nothing to replace, written straight through.
+            fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+            if (fd_ < 0)
+                fail("write", errno);
+            passThrough_ = true;
+            return;
+        }
         if (S_ISLNK(st.st_mode))
             throw InputError::inFile(path_, "is a symbolic link; kcx does not write through a link or replace it "
                                             "(give the file it points to, or remove the link)");
         if (!S_ISREG(st.st_mode))
             throw InputError::inFile(path_, "is not a regular file (" + fileKindName(st.st_mode) +
-                                                "); kcx writes its outputs as regular files only ('-' writes to "
-                                                "stdout where a command offers it)");
+                                                "); kcx writes its outputs as regular files");
         replaces = true;
     } else if (errno != ENOENT) {
         fail("write", errno);
@@ -132,6 +142,14 @@ void AtomicWriter::write(const void* data, size_t n) {
 void AtomicWriter::commit(bool replace) {
     if (fd_ < 0)
         throw InputError::inFile(path_, "cannot write: the file is already finished");
+    if (passThrough_) {
+        const int rc = ::close(fd_);
+        fd_ = -1;
+        committed_ = true;
+        if (rc != 0)
+            fail("write (closing)", errno);
+        return;
+    }
     if (::fsync(fd_) != 0) {
         const int err = errno;
         abort();

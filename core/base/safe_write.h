@@ -9,7 +9,10 @@
 //
 // The target itself must not be a symbolic link, nor anything but a regular file when it
 // exists: writing through a link would replace a file elsewhere, renaming over it would
-// silently turn the link into a file, so both are refused naming the path. Every failure
+// silently turn the link into a file, so both are refused naming the path. The exception
+// is a target that is (or links to) a FIFO or a character device (/dev/null, a shell's
+// >(...), /dev/stdout on a pipe): there is no file to replace, it is written straight
+// through. Every failure
 // throws InputError naming the target and the reason (strerror) and removes the temporary.
 #pragma once
 
@@ -60,6 +63,7 @@ private:
     std::string path_, tmp_;
     int fd_ = -1;
     bool committed_ = false;
+    bool passThrough_ = false;   // a FIFO or character device: written in place
 };
 
 // The one-shot form: `bytes` become the whole of `path`.

@@ -132,6 +132,11 @@ std::string generateKeyPair(const std::string& path) {
 
 SecretKey readSecretKey(const std::string& path) {
     initSodium();
+    try {   // a FIFO or a device is named as such, not as a key with the wrong mode
+        requireRegularFile(path);
+    } catch (const InputError& e) {
+        throw SignoffError(e.what());
+    }
     struct stat st;
     if (::stat(path.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
         char mode[8];

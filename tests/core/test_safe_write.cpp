@@ -130,11 +130,15 @@ private slots:
         QVERIFY2(contains(e2, "symbolic link"), e2.c_str());
         QCOMPARE(slurp(victim), std::string("precious\n"));
         QCOMPARE(namesIn(folderOf(t)), (std::set<std::string>{"out.json", "victim.txt"}));
-        // A FIFO or a folder as the target is refused too (a rename would replace it).
-        const std::string fifo = t.path("fifo");
-        QVERIFY(::mkfifo(fifo.c_str(), 0600) == 0);
-        const std::string e3 = errorOf([&] { writeFileAtomically(fifo, "x"); });
-        QVERIFY2(contains(e3, fifo + ": is not a regular file (a FIFO)"), e3.c_str());
+        // A folder as the target is refused (a rename would replace an empty one); a
+        // character device is written straight through, never renamed over.
+        const std::string dir = t.path("folder");
+        std::filesystem::create_directory(dir);
+        const std::string e3 = errorOf([&] { writeFileAtomically(dir, "x"); });
+        QVERIFY2(contains(e3, dir + ": is not a regular file (a directory)"), e3.c_str());
+        writeFileAtomically("/dev/null", "nothing");
+        struct stat st {};
+        QVERIFY(::lstat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode));
     }
 
     // Attack 3: racing writers of one path. Each of 6 processes writes its own large
