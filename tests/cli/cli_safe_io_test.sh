@@ -139,5 +139,11 @@ check dev-null-out 1 "$kcx" check --contract contract.yaml --run run.jsonl --jso
 check dir-out 2 "$kcx" check --contract contract.yaml --run run.jsonl --json demo --quiet
 contains dir-out err.txt "demo: is not a regular file (a directory)"
 
+# A FIFO posing as a record beside the contract is never waited on.
+mkfifo contract.fifo.signoff.json
+check report-fifo-beside 0 "$kcx" report --contract contract.yaml --run run.jsonl --out report.html --quiet
+[ -s report.html ] && ok || bad "report-fifo-beside: no report.html"
+rm -f contract.fifo.signoff.json
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
