@@ -63,6 +63,11 @@ int runCalibrate(const QStringList& args) {
         o.name = p.value(nameOpt).toStdString();
     const bool quiet = p.isSet(quietOpt);
     const bool toStdout = p.value(outOpt) == "-";
+    std::vector<NamedInput> inputs = {{"run (--good)", p.value(goodOpt).toStdString()}};
+    for (const QString& b : p.values(badOpt))
+        inputs.push_back({"run (--bad)", b.toStdString()});
+    if (refuseOutputOverInput(p.value(outOpt), inputs))
+        return 2;
 
     const auto good = openRun(p.value(goodOpt), quiet);
     if (!good)

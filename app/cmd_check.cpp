@@ -139,6 +139,11 @@ int runCheck(const QStringList& args) {
     const bool junitToStdout = p.isSet(junitOpt) && p.value(junitOpt) == "-";
     if (jsonToStdout && junitToStdout)
         return usageError("only one of --json and --junit can write to stdout ('-')");
+    const std::vector<NamedInput> inputs = {{"contract", p.value(contractOpt).toStdString()},
+                                            {"run", p.value(runOpt).toStdString()}};
+    for (const auto* o : {&jsonOpt, &junitOpt})
+        if (p.isSet(*o) && refuseOutputOverInput(p.value(*o), inputs))
+            return 2;
 
     Contract contract;
     try {

@@ -3,7 +3,7 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
+#include "core/base/safe_write.h"
 
 #include "core/base/printable.h"
 #include "app/commands.h"
@@ -47,13 +47,7 @@ int runDemo(const QStringList& args) {
         const std::string path = writeDemo(dir, options);
         const std::string contract = (std::filesystem::path(dir) / kDemoContractFile).string();
         const std::string_view yaml = demoContractYaml();
-        std::ofstream f(contract, std::ios::binary | std::ios::trunc);
-        f.write(yaml.data(), std::streamsize(yaml.size()));
-        f.close();
-        if (!f) {
-            std::fprintf(stderr, "kcx: %s: cannot write\n", contract.c_str());
-            return 2;
-        }
+        writeFileAtomically(contract, yaml);   // throws InputError naming the file
         std::printf("%s\n%s\n", path.c_str(), contract.c_str());
     } catch (const std::exception& e) {
         std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());

@@ -90,6 +90,8 @@ int runDiscover(const QStringList& args) {
             o.keys.push_back(k.trimmed().toStdString());
     const bool quiet = p.isSet(quietOpt);
     const bool jsonToStdout = p.isSet(jsonOpt) && p.value(jsonOpt) == "-";
+    if (p.isSet(jsonOpt) && refuseOutputOverInput(p.value(jsonOpt), {{"run", p.value(runOpt).toStdString()}}))
+        return 2;
 
     const auto run = openRun(p.value(runOpt), quiet);
     if (!run)

@@ -139,6 +139,11 @@ void printImportNotes(const Run& run) {
 
 // `kcx convert` and `kcx import IN...`: read, write, summarise.
 int convertRuns(const QStringList& inputs, const QString& out, bool bf16, bool quiet) {
+    std::vector<NamedInput> named;
+    for (const QString& in : inputs)
+        named.push_back({"run", in.toStdString()});
+    if (refuseOutputOverInput(out, named))
+        return 2;
     const auto run = readRuns(inputs, bf16, quiet);
     if (!run)
         return 2;
@@ -186,6 +191,9 @@ int runImport(const QStringList& args) {
     if (!p.isSet(infOpt) || !p.isSet(trainOpt) || !p.isSet(outOpt))
         return usageError("import needs --inf A.jsonl --train B.jsonl --out RUN.safetensors, or IN... --out "
                           "RUN.safetensors (see kcx import --help)");
+    if (refuseOutputOverInput(p.value(outOpt), {{"inference side (--inf)", p.value(infOpt).toStdString()},
+                                                {"training side (--train)", p.value(trainOpt).toStdString()}}))
+        return 2;
     if (rejectWholeRun(p.value(infOpt), "--inf") || rejectWholeRun(p.value(trainOpt), "--train"))
         return 2;
     ImportResult r;

@@ -3,7 +3,7 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
+#include <optional>
 
 #include "app/commands.h"
 #include "app/common.h"
@@ -41,11 +41,14 @@ nlohmann::json summaryJson(const MetricValues& v, const Summary& s) {
 
 bool writePerTokenCsv(const QString& path, const Run& run,
                       const std::vector<std::shared_ptr<const MetricValues>>& metrics) {
-    std::ofstream f(path.toStdString(), std::ios::binary);
-    if (!f) {
-        std::fprintf(stderr, "kcx: %s: cannot write\n", qPrintable(path));
+    std::optional<AtomicOutputStream> out;   // written whole or not at all
+    try {
+        out.emplace(path.toStdString());
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kcx: %s\n", e.what());
         return false;
     }
+    std::ostream& f = *out;
     f << "sequence,position,token";
     std::vector<const MetricValues*> tok;
     for (const auto& m : metrics)
@@ -76,12 +79,7 @@ bool writePerTokenCsv(const QString& path, const Run& run,
             f << '\n';
         }
     }
-    f.close();
-    if (!f) {
-        std::fprintf(stderr, "kcx: %s: write failed\n", qPrintable(path));
-        return false;
-    }
-    return true;
+    return out->commit();
 }
 
 }  // namespace
@@ -136,6 +134,9 @@ int runMetrics(const QStringList& args) {
     }
     const bool quiet = p.isSet(quietOpt);
     const QString path = p.value(runOpt);
+    for (const auto* o : {&perTokenOpt, &jsonOpt})
+        if (p.isSet(*o) && refuseOutputOverInput(p.value(*o), {{"run", path.toStdString()}}))
+            return 2;
     const auto run = openRun(path, quiet);
     if (!run)
         return 2;

@@ -57,6 +57,14 @@ int runReport(const QStringList& args) {
     const QString out = p.value(outOpt);
     if (!ui::isReportPath(out))
         return usageError(out + ": a report is FILE.html or FILE.pdf");
+    {
+        std::vector<NamedInput> inputs = {{"contract", p.value(contractOpt).toStdString()},
+                                          {"run", p.value(runOpt).toStdString()}};
+        for (const QString& r : p.values(signoffOpt))
+            inputs.push_back({"sign-off record", r.toStdString()});
+        if (refuseOutputOverInput(out, inputs))
+            return 2;
+    }
     const bool quiet = p.isSet(quietOpt);
     std::string metric = p.value(metricOpt).toStdString();
     if (p.isSet(metricOpt)) {

@@ -112,6 +112,11 @@ int runSign(const QStringList& args) {
     if (p.value(reviewerOpt).trimmed().isEmpty())
         return usageError("--reviewer must not be empty");
 
+    if (refuseOutputOverInput(p.value(outOpt), {{"key", p.value(keyOpt).toStdString()},
+                                                {"contract", p.value(contractOpt).toStdString()},
+                                                {"run", p.value(runOpt).toStdString()}}))
+        return 2;
+
     SignoffRecord r;
     try {
         const SecretKey key = readSecretKey(p.value(keyOpt).toStdString());

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <fstream>
 
 #include "core/base/errors.h"
 #include "core/formats/loader.h"
@@ -45,14 +44,65 @@ bool writeOutput(const QString& path, const std::string& bytes) {
         std::fflush(stdout);
         return true;
     }
-    std::ofstream f(path.toStdString(), std::ios::binary);
-    f.write(bytes.data(), std::streamsize(bytes.size()));
-    f.close();
-    if (!f) {
-        std::fprintf(stderr, "kcx: %s: cannot write\n", qPrintable(path));
+    try {
+        writeFileAtomically(path.toStdString(), bytes);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kcx: %s\n", e.what());
         return false;
     }
     return true;
+}
+
+bool refuseOutputOverInput(const QString& out, const std::vector<NamedInput>& inputs) {
+    const std::string why = sameFileRefusal(out.toStdString(), inputs);
+    if (why.empty())
+        return false;
+    std::fprintf(stderr, "kcx: %s\n", why.c_str());
+    return true;
+}
+
+AtomicOutputStream::AtomicOutputStream(const std::string& path)
+    : std::ostream(static_cast<std::streambuf*>(this)), writer_(path), buf_(size_t(1) << 20) {
+    setp(buf_.data(), buf_.data() + buf_.size());
+}
+
+bool AtomicOutputStream::drain() {
+    if (failed_)
+        return false;
+    try {
+        writer_.write(pbase(), size_t(pptr() - pbase()));
+    } catch (const std::exception& e) {
+        failed_ = true;
+        error_ = e.what();
+        return false;
+    }
+    setp(buf_.data(), buf_.data() + buf_.size());
+    return true;
+}
+
+int AtomicOutputStream::overflow(int c) {
+    if (!drain())
+        return std::streambuf::traits_type::eof();
+    if (c != std::streambuf::traits_type::eof()) {
+        *pptr() = char(c);
+        pbump(1);
+    }
+    return std::streambuf::traits_type::not_eof(c);
+}
+
+int AtomicOutputStream::sync() { return drain() ? 0 : -1; }
+
+bool AtomicOutputStream::commit() {
+    if (drain() && !fail()) {
+        try {
+            writer_.commit();
+            return true;
+        } catch (const std::exception& e) {
+            error_ = e.what();
+        }
+    }
+    std::fprintf(stderr, "kcx: %s\n", error_.empty() ? (writer_.path() + ": cannot write").c_str() : error_.c_str());
+    return false;
 }
 
 }  // namespace kcx::app

@@ -5,6 +5,12 @@
 
 #include <memory>
 #include <optional>
+#include <ostream>
+#include <streambuf>
+#include <string>
+#include <vector>
+
+#include "core/base/safe_write.h"
 
 #include "core/formats/run.h"
 
@@ -17,6 +23,29 @@ std::shared_ptr<const Run> openRun(const QString& path, bool quiet);
 Progress terminalProgress(const char* label, bool quiet);
 
 // Writes bytes to a file, or to stdout for "-". Returns false (after printing why) on failure.
+// Files are written atomically (core/base/safe_write.h): a unique temporary beside the
+// target, renamed over it once complete.
 bool writeOutput(const QString& path, const std::string& bytes);
+
+// True (after printing "kcx: refusing to write OUT: it is the input ROLE PATH") when `out`
+// is the same file as one of `inputs` (device and inode); the caller exits with 2.
+bool refuseOutputOverInput(const QString& out, const std::vector<NamedInput>& inputs);
+
+// A file written atomically as a std::ostream, streamed (never held whole in memory).
+// commit() returns false after printing why; without it the target is left untouched.
+class AtomicOutputStream : private std::streambuf, public std::ostream {
+public:
+    explicit AtomicOutputStream(const std::string& path);   // throws InputError
+    bool commit();
+
+private:
+    int overflow(int c) override;
+    int sync() override;
+    bool drain();
+    AtomicWriter writer_;
+    std::vector<char> buf_;
+    bool failed_ = false;
+    std::string error_;
+};
 
 }  // namespace kcx::app

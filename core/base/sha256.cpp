@@ -1,5 +1,7 @@
 #include "core/base/sha256.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -8,6 +10,9 @@
 #include <vector>
 
 #include <sodium.h>
+
+#include "core/base/errors.h"
+#include "core/base/safe_open.h"
 
 namespace kcx {
 
@@ -44,9 +49,17 @@ std::string sha256File(const std::string& path) {
             listing += n + '\0' + sha256File((std::filesystem::path(path) / n).string()) + '\n';
         return sha256Hex(listing);
     }
-    std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-    if (!f)
+    int fd = -1;
+    try {
+        fd = openRegularFile(path);   // a FIFO or /dev/zero is refused, never read forever
+    } catch (const InputError& e) {
+        throw std::runtime_error(std::string(e.what()) + " (hashing)");
+    }
+    std::unique_ptr<FILE, int (*)(FILE*)> f(::fdopen(fd, "rb"), &std::fclose);
+    if (!f) {
+        ::close(fd);
         throw std::runtime_error(path + ": cannot open for hashing");
+    }
     crypto_hash_sha256_state st;
     crypto_hash_sha256_init(&st);
     std::vector<unsigned char> buf(1 << 20);

@@ -3,6 +3,8 @@
 // yaml-cpp builds the node tree (with 0-based marks); contract_parse.h walks it with a check
 // at every step, so that every mistake is an InputError naming the file, line and column.
 // The clause families are read in contract_parse_clauses.cpp.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -19,6 +21,7 @@
 
 #include "core/contract/contract.h"
 #include "core/base/errors.h"
+#include "core/base/safe_open.h"
 #include "core/contract/contract_parse.h"
 #include "core/formats/json_scan.h"
 
@@ -394,20 +397,15 @@ Contract loadContract(const std::string& path) {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec))
         throw InputError::inFile(path, "is a directory, not a contract file");
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0)
         throw InputError::inFile(path, std::string("cannot read the contract: ") + std::strerror(errno));
-    in.seekg(0, std::ios::end);
-    const std::streamoff size = in.tellg();
-    if (size < 0)
-        throw InputError::inFile(path, "cannot read the contract (not a regular file?)");
-    if (size_t(size) > kMaxBytes)
-        throw InputError::inFile(path, "too large for a contract (" + std::to_string(size) + " bytes; the limit is " +
-                                           std::to_string(kMaxBytes >> 20) + " MiB)");
-    in.seekg(0, std::ios::beg);
-    std::string text(size_t(size), '\0');
-    if (size > 0 && !in.read(text.data(), size))
-        throw InputError::inFile(path, "cannot read the contract: read failed");
+    if (uint64_t(st.st_size) > kMaxBytes && S_ISREG(st.st_mode))
+        throw InputError::inFile(path, "too large for a contract (" + std::to_string(st.st_size) +
+                                           " bytes; the limit is " + std::to_string(kMaxBytes >> 20) + " MiB)");
+    // A regular file only: a FIFO or a device is refused by name before reading, and the
+    // size is checked again on what was opened.
+    const std::string text = readRegularFile(path, kMaxBytes, "contract");
     Contract c = parseContract(text, path);
     c.path = path;
     return c;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstring>
 #include <unordered_map>
 
@@ -12,6 +13,7 @@
 #include "core/formats/json_scan.h"
 #include "core/formats/jsonl_parts.h"
 #include "core/formats/loader.h"
+#include "core/formats/sniff.h"
 #include "core/formats/tensor_run.h"
 
 namespace kcx {
@@ -237,13 +239,17 @@ void readPlain(const std::string& path, FileText& out) {
                                        "this one where there is more memory (kcx convert RUN --out RUN.safetensors)");
 }
 
+// Inflated as it goes, and stopped as soon as the text passes either limit: the memory
+// limit (half of it: the arrays take about as much again) or the line limit (a line with
+// no end yet longer than KCX_MAX_LINE). The text's buffer never grows past the limit plus
+// one read, so a small file of zeros cannot inflate into gigabytes before the refusal.
 void readGzip(const std::string& path, FileText& out, const Progress& progress, uint64_t compressedSize,
-              uint64_t maxText) {
-    gzFile gz = gzopen(path.c_str(), "rb");
-    if (!gz)
-        throw InputError::inFile(path, "cannot open gzip stream");
+              uint64_t maxText, size_t maxLine) {
+    gzFile gz = openGzipRead(path);
     gzbuffer(gz, 1 << 20);
     std::vector<char> buf(size_t(4) << 20);
+    uint64_t line = 1;           // the line being read (1-based)
+    size_t lineStart = 0;        // where it starts in out.owned
     for (;;) {
         const int got = gzread(gz, buf.data(), unsigned(buf.size()));
         if (got < 0) {
@@ -255,10 +261,27 @@ void readGzip(const std::string& path, FileText& out, const Progress& progress, 
         }
         if (got == 0)
             break;
-        out.owned.append(buf.data(), size_t(got));
-        if (out.owned.size() > maxText) {
+        if (out.owned.size() + size_t(got) > maxText) {
             gzclose(gz);
-            tooBig(path, 2 * uint64_t(out.owned.size()), 2 * maxText, "gzip-compressed JSON Lines (at least)");
+            tooBig(path, 2 * (uint64_t(out.owned.size()) + uint64_t(got)), 2 * maxText,
+                   "gzip-compressed JSON Lines (at least)");
+        }
+        if (out.owned.size() + size_t(got) > out.owned.capacity())   // doubling, capped at the limit
+            out.owned.reserve(size_t(std::min<uint64_t>(std::max<uint64_t>(2 * out.owned.capacity(), 1 << 22),
+                                                        maxText + buf.size())));
+        const size_t before = out.owned.size();
+        out.owned.append(buf.data(), size_t(got));
+        for (const char* p = out.owned.data() + before; (p = static_cast<const char*>(std::memchr(
+                                                              p, '\n', size_t(out.owned.data() + out.owned.size() - p))));
+             ++p) {
+            ++line;
+            lineStart = size_t(p - out.owned.data()) + 1;
+        }
+        if (out.owned.size() - lineStart > maxLine) {
+            gzclose(gz);
+            throw InputError::atText(path, int64_t(line), 0,
+                                     "line is longer than the limit of " + std::to_string(maxLine) +
+                                         " bytes (KCX_MAX_LINE sets it); stopped inflating the gzip stream there");
         }
         if (compressedSize)
             report(progress, 0.3 * std::min(1.0, double(gzoffset(gz)) / double(compressedSize)));
@@ -283,7 +306,7 @@ Run loadJsonl(const std::string& path, const Progress& progress, const LoadOptio
     if (isGzipFile(path)) {
         struct stat st {};
         ::stat(path.c_str(), &st);
-        readGzip(path, text, progress, uint64_t(st.st_size), limit / 2);
+        readGzip(path, text, progress, uint64_t(st.st_size), limit / 2, options.maxLineBytes);
         const Progress rest = progress ? Progress([&](double f) { return progress(0.3 + 0.7 * f); }) : Progress();
         return parseJsonl(text.view(), path, rest, options);
     }

@@ -4,6 +4,7 @@
 #include "core/formats/import_numpy.h"
 #include "core/formats/import_trainer.h"
 #include "core/formats/sniff.h"
+#include "core/base/safe_open.h"
 
 #include <unistd.h>
 
@@ -86,6 +87,7 @@ bool isGzipFile(const std::string& path) {
 }
 
 Run loadRun(const std::string& path, const Progress& progress, const LoadOptions& options) {
+    requireRegularFile(path, true);   // a FIFO, device or socket: refused by name, never read
     const Sniffed what = sniffRun(path);
     switch (what.kind) {
     case RunKind::Empty: throw InputError::inFile(path, "the file is empty");

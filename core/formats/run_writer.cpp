@@ -1,7 +1,7 @@
 // Writing runs as SPEC 1.1 JSON Lines and SPEC 1.2 safetensors.
 //
-// Both writers stream to `path + ".tmp"` and rename it over `path` at the end, so a reader
-// never sees a half-written file. Numbers are printed in their shortest round-trip form:
+// Both writers stream to a unique temporary beside `path` and rename it over `path` at the
+// end (core/base/safe_write.h), so a reader never sees a half-written file. Numbers are printed in their shortest round-trip form:
 // a float64 value reads back as the same double, a float32 value as the same float.
 //
 // safetensors layout: the header JSON is padded with spaces to a multiple of 8 bytes, and
@@ -12,6 +12,7 @@
 // `text_bytes` (U8 [B]); see core/formats/safetensors.cpp.
 #include "core/formats/run_writer.h"
 
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -24,39 +25,38 @@
 #include <limits>
 #include <stdexcept>
 
+#include "core/base/safe_write.h"
+
 namespace kcx {
 namespace {
 
 using nlohmann::json;
 
-[[noreturn]] void ioError(const std::string& what, const std::string& path) {
-    throw std::runtime_error("cannot " + what + " " + path + ": " + std::strerror(errno));
-}
-
-// ---- output files: plain or gzip, written to a temporary and renamed ---------------------
+// ---- output files: plain or gzip, through the safe writer (core/base/safe_write.h) -----
+// A unique temporary beside the target, renamed over it once complete: never a fixed
+// temporary name a link could be planted at, never half a file under the target's name.
 class AtomicFile {
 public:
-    AtomicFile(std::string path, bool gzip) : path_(std::move(path)), tmp_(path_ + ".tmp"), gzip_(gzip) {
+    AtomicFile(std::string path, bool gzip) : out_(std::move(path)), gzip_(gzip) {
         if (gzip_) {
-            gz_ = gzopen(tmp_.c_str(), "wb6");
-            if (!gz_)
-                ioError("create", tmp_);
+            const int fd = ::dup(out_.fd());
+            gz_ = fd >= 0 ? gzdopen(fd, "wb6") : nullptr;
+            if (!gz_) {
+                const int err = errno ? errno : ENOMEM;
+                if (fd >= 0)
+                    ::close(fd);
+                out_.fail("start a gzip stream", err);
+            }
             gzbuffer(gz_, 1 << 20);
         } else {
-            file_ = std::fopen(tmp_.c_str(), "wb");
-            if (!file_)
-                ioError("create", tmp_);
+            buf_.reserve(kBuffer);
         }
     }
     AtomicFile(const AtomicFile&) = delete;
     AtomicFile& operator=(const AtomicFile&) = delete;
-    ~AtomicFile() {   // not committed: an error happened, drop the temporary
-        if (file_)
-            std::fclose(file_);
+    ~AtomicFile() {   // not committed: an error happened; the writer drops the temporary
         if (gz_)
             gzclose(gz_);
-        if (!committed_)
-            std::remove(tmp_.c_str());
     }
     void write(const void* data, size_t n) {
         const char* p = static_cast<const char*>(data);
@@ -64,12 +64,18 @@ public:
             while (n > 0) {
                 const unsigned chunk = unsigned(std::min<size_t>(n, size_t(1) << 30));
                 if (gzwrite(gz_, p, chunk) != int(chunk))
-                    ioError("write", tmp_);
+                    out_.fail("write (gzip)", errno ? errno : EIO);
                 p += chunk;
                 n -= chunk;
             }
-        } else if (n > 0 && std::fwrite(p, 1, n, file_) != n) {
-            ioError("write", tmp_);
+        } else if (buf_.size() + n <= kBuffer) {
+            buf_.append(p, n);
+        } else {
+            flush();
+            if (n >= kBuffer)
+                out_.write(p, n);
+            else
+                buf_.append(p, n);
         }
     }
     void write(std::string_view s) { write(s.data(), s.size()); }
@@ -78,24 +84,23 @@ public:
             const int rc = gzclose(gz_);
             gz_ = nullptr;
             if (rc != Z_OK)
-                ioError("finish", tmp_);
+                out_.fail("finish the gzip stream", errno ? errno : EIO);
         } else {
-            const int rc = std::fclose(file_);
-            file_ = nullptr;
-            if (rc != 0)
-                ioError("finish", tmp_);
+            flush();
         }
-        if (std::rename(tmp_.c_str(), path_.c_str()) != 0)
-            ioError("rename " + tmp_ + " to", path_);
-        committed_ = true;
+        out_.commit();
     }
 
 private:
-    std::string path_, tmp_;
+    static constexpr size_t kBuffer = size_t(1) << 20;
+    void flush() {
+        out_.write(buf_.data(), buf_.size());
+        buf_.clear();
+    }
+    AtomicWriter out_;
     bool gzip_;
-    FILE* file_ = nullptr;
     gzFile gz_ = nullptr;
-    bool committed_ = false;
+    std::string buf_;
 };
 
 // ---- JSON text --------------------------------------------------------------------------

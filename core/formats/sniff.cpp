@@ -2,6 +2,7 @@
 #include "core/formats/sniff.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -13,27 +14,39 @@
 #include <memory>
 
 #include "core/base/errors.h"
+#include "core/base/safe_open.h"
 
 namespace kcx {
 
 std::string fileHead(const std::string& path, size_t n) {
-    std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-    if (!f)
-        throw InputError::inFile(path, std::string("cannot open: ") + std::strerror(errno));
+    const int fd = openRegularFile(path);   // a FIFO or a device is refused, never read
     std::string s(n, '\0');
-    s.resize(std::fread(s.data(), 1, n, f.get()));
+    size_t got = 0;
+    while (got < n) {
+        const ssize_t r = ::read(fd, s.data() + got, n - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += size_t(r);
+    }
+    ::close(fd);
+    s.resize(got);
     return s;
 }
 
+gzFile openGzipRead(const std::string& path) {
+    const int fd = openRegularFile(path);
+    gzFile gz = gzdopen(fd, "rb");
+    if (!gz) {
+        ::close(fd);
+        throw InputError::inFile(path, "cannot open a gzip stream");
+    }
+    return gz;
+}
+
 std::string readPlainOrGzip(const std::string& path) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0)
-        throw InputError::inFile(path, std::string("cannot open: ") + std::strerror(errno));
-    if (!S_ISREG(st.st_mode))
-        throw InputError::inFile(path, "not a regular file");
-    gzFile gz = gzopen(path.c_str(), "rb");
-    if (!gz)
-        throw InputError::inFile(path, "cannot open");
+    gzFile gz = openGzipRead(path);
     std::string bytes;
     std::vector<char> buf(size_t(1) << 20);
     for (;;) {
@@ -143,9 +156,7 @@ private:
 
 std::vector<std::string> firstRecordKeys(const std::string& path, size_t maxBytes, bool& complete) {
     complete = false;
-    gzFile gz = gzopen(path.c_str(), "rb");
-    if (!gz)
-        throw InputError::inFile(path, std::string("cannot open: ") + std::strerror(errno));
+    gzFile gz = openGzipRead(path);
     KeyScan scan;
     std::vector<char> buf(size_t(1) << 16);
     size_t total = 0;

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+struct gzFile_s;   // zlib's gzFile
+
 namespace kcx {
 
 enum class RunKind {
@@ -49,6 +51,9 @@ std::string fileHead(const std::string& path, size_t n);
 // The whole file, plain or gzip-compressed (gzread passes plain files through). Throws
 // InputError for a file that cannot be opened, is not a regular file, or is corrupt gzip.
 std::string readPlainOrGzip(const std::string& path);
+// A gzip (or plain: zlib passes it through) read stream on a regular file, opened safely
+// (core/base/safe_open.h: a FIFO or a device is refused before reading). Throws InputError.
+::gzFile_s* openGzipRead(const std::string& path);
 
 // The top-level keys of the first JSON Lines record (after a kcx_header line), read from a
 // plain or gzip file, scanning at most `maxBytes` of text. `complete` is false when the

@@ -23,6 +23,7 @@
 #include <unordered_set>
 
 #include "core/base/half.h"
+#include "core/base/safe_open.h"
 
 static_assert(std::endian::native == std::endian::little, "tensor data is little-endian");
 
@@ -36,9 +37,7 @@ Mapping::~Mapping() {
 }
 
 std::shared_ptr<const Mapping> mapFile(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        throw InputError::inFile(path, std::string("cannot open: ") + std::strerror(errno));
+    const int fd = openRegularFile(path);   // a FIFO or a device is refused, never waited on
     struct stat st {};
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         ::close(fd);

@@ -1,6 +1,10 @@
 // Sign-off records: JSON form, validation of every field, reading and writing.
 #include "core/signoff/signoff.h"
 
+#include "core/base/errors.h"
+#include "core/base/safe_open.h"
+#include "core/base/safe_write.h"
+
 #include <ctime>
 #include <cstdio>
 #include <fstream>
@@ -136,16 +140,15 @@ SignoffRecord signoffFromJson(const nlohmann::json& j, const std::string& source
 }
 
 SignoffRecord readSignoff(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw SignoffError(path + ": cannot open");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    if (in.bad())
-        throw SignoffError(path + ": read error");
+    std::string text;
+    try {   // a regular file of at most 16 MiB: a FIFO or /dev/zero is refused before reading
+        text = readRegularFile(path, kMaxRecordBytes, "sign-off record");
+    } catch (const InputError& e) {
+        throw SignoffError(e.what());
+    }
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(ss.str());
+        j = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {   // syntax, or a number beyond double (fuzz_signoff)
         throw SignoffError(path + ": not valid JSON (" + e.what() + ")");
     }
@@ -153,14 +156,12 @@ SignoffRecord readSignoff(const std::string& path) {
 }
 
 void writeSignoff(const SignoffRecord& r, const std::string& path) {
-    // Written beside and renamed over, so a reader never sees half a record.
-    const std::string tmp = path + ".tmp";
-    std::ofstream out(tmp, std::ios::binary);
-    out << signoffJson(r).dump(2) << "\n";
-    out.close();
-    if (!out || std::rename(tmp.c_str(), path.c_str()) != 0) {
-        std::remove(tmp.c_str());
-        throw SignoffError(path + ": cannot write");
+    // A unique temporary beside, renamed over (core/base/safe_write.h): a reader never sees
+    // half a record, and a link planted beside is never followed.
+    try {
+        writeFileAtomically(path, signoffJson(r).dump(2) + "\n");
+    } catch (const InputError& e) {
+        throw SignoffError(e.what());
     }
 }
 

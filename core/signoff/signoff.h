@@ -57,9 +57,15 @@ struct SignoffRecord {
 nlohmann::json signoffJson(const SignoffRecord& r, bool withSignature = true);
 // Parses and validates every field; throws SignoffError naming `source` and the key.
 SignoffRecord signoffFromJson(const nlohmann::json& j, const std::string& source);
-// Reads a record file (signoffFromJson); throws SignoffError.
+// The largest sign-off record and key file read (docs/reliability.md "Opening files").
+inline constexpr uint64_t kMaxRecordBytes = uint64_t(16) << 20;
+inline constexpr uint64_t kMaxKeyBytes = uint64_t(1) << 20;
+
+// Reads a record file (signoffFromJson): a regular file of at most kMaxRecordBytes (a FIFO,
+// a device or a larger file is refused before reading). Throws SignoffError.
 SignoffRecord readSignoff(const std::string& path);
-// Writes the record as indented JSON; throws SignoffError.
+// Writes the record as indented JSON, atomically (core/base/safe_write.h); throws
+// SignoffError.
 void writeSignoff(const SignoffRecord& r, const std::string& path);
 
 // The bytes signed: "kcx-signoff-v1\n" followed by canonicalJson(signoffJson(r, false)).

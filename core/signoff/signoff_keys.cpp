@@ -11,6 +11,9 @@
 
 #include <sodium.h>
 
+#include "core/base/errors.h"
+#include "core/base/safe_open.h"
+#include "core/base/safe_write.h"
 #include "core/base/sha256.h"
 #include "core/signoff/signoff.h"
 
@@ -39,13 +42,14 @@ bool fromHex(const std::string& hex, unsigned char* out, size_t n) {
 }
 
 nlohmann::json readJsonFile(const std::string& path, const char* what) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw SignoffError(path + ": cannot open " + what);
-    std::stringstream ss;
-    ss << in.rdbuf();
+    std::string text;
+    try {   // a regular file of at most 1 MiB: a FIFO or a device is refused before reading
+        text = readRegularFile(path, kMaxKeyBytes, what);
+    } catch (const InputError& e) {
+        throw SignoffError(e.what());
+    }
     try {
-        return nlohmann::json::parse(ss.str());
+        return nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error&) {
         throw SignoffError(path + ": not a kcx " + std::string(what) + " (not valid JSON)");
     }
@@ -73,23 +77,16 @@ void checkType(const nlohmann::json& j, const std::string& path, const char* typ
                            (std::strcmp(type, "ed25519-public") == 0 ? " (pass KEY.pub, not the private KEY)" : ""));
 }
 
-// Creates `path` (never replacing a file) with mode 0600 and writes `bytes` to it.
-void writeNew(const std::string& path, const std::string& bytes) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0)
-        throw SignoffError(path + ": cannot create (" + std::strerror(errno) + ")");
-    bool ok = ::fchmod(fd, 0600) == 0;
-    for (size_t done = 0; ok && done < bytes.size();) {
-        const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        ok = n > 0;
-        done += ok ? size_t(n) : 0;
+// Creates `path` (never replacing a file) whole: written to a unique temporary beside it,
+// flushed, then linked to its name only if that name is still free (core/base/safe_write.h).
+void writeNew(const std::string& path, const std::string& bytes, mode_t mode) {
+    try {
+        AtomicWriter w(path, mode);
+        w.write(bytes);
+        w.commit(false);
+    } catch (const InputError& e) {
+        throw SignoffError(e.what());
     }
-    ok = ::fsync(fd) == 0 && ok;
-    ok = ::close(fd) == 0 && ok;
-    if (!ok)
-        throw SignoffError(path + ": cannot write");
 }
 
 }  // namespace
@@ -121,7 +118,7 @@ std::string generateKeyPair(const std::string& path) {
                              .dump(2) +
                          "\n";
     try {
-        writeNew(path, secret);
+        writeNew(path, secret, kPrivateMode);
     } catch (...) {
         sodium_memzero(secret.data(), secret.size());
         throw;
@@ -129,16 +126,17 @@ std::string generateKeyPair(const std::string& path) {
     sodium_memzero(secret.data(), secret.size());
     const nlohmann::json pub = {
         {"kcx_key", 1}, {"type", "ed25519-public"}, {"public_key", pkHex}, {"fingerprint", keyFingerprint(pkHex)}};
-    std::ofstream out(pubPath, std::ios::binary);
-    out << pub.dump(2) << "\n";
-    out.close();
-    if (!out)
-        throw SignoffError(pubPath + ": cannot write");
+    writeNew(pubPath, pub.dump(2) + "\n", kOutputMode);
     return pkHex;
 }
 
 SecretKey readSecretKey(const std::string& path) {
     initSodium();
+    try {   // a FIFO or a device is named as such, not as a key with the wrong mode
+        requireRegularFile(path);
+    } catch (const InputError& e) {
+        throw SignoffError(e.what());
+    }
     struct stat st;
     if (::stat(path.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
         char mode[8];

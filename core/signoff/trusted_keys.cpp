@@ -1,18 +1,25 @@
 #include "core/signoff/trusted_keys.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "core/base/errors.h"
+#include "core/base/safe_open.h"
+#include "core/base/safe_write.h"
 #include "core/signoff/signoff.h"
 
 namespace kcx {
 namespace {
 
-constexpr std::uintmax_t kMaxTrustedFile = 1 << 20;
+constexpr uint64_t kMaxTrustedFile = uint64_t(1) << 20;
 
 bool isKeyHex(const std::string& s) {
     if (s.size() != 64)
@@ -32,18 +39,19 @@ std::string trimmed(const std::string& s) {
 
 }  // namespace
 
+static std::string readTrustedFile(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0)
+        throw SignoffError(path + ": cannot open the trusted keys file (" + std::strerror(errno) + ")");
+    try {   // a regular file of at most 1 MiB, refused before reading otherwise
+        return readRegularFile(path, kMaxTrustedFile, "trusted keys file");
+    } catch (const InputError& e) {
+        throw SignoffError(std::string(e.what()) + " (the trusted keys file)");
+    }
+}
+
 std::vector<TrustedKey> readTrustedKeys(const std::string& path) {
-    std::error_code ec;
-    const auto status = std::filesystem::status(path, ec);
-    if (ec || !std::filesystem::exists(status))
-        throw SignoffError(path + ": cannot open the trusted keys file");
-    if (!std::filesystem::is_regular_file(status))
-        throw SignoffError(path + ": the trusted keys file is not a regular file");
-    if (std::filesystem::file_size(path, ec) > kMaxTrustedFile)
-        throw SignoffError(path + ": the trusted keys file is larger than 1 MiB");
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw SignoffError(path + ": cannot open the trusted keys file");
+    std::istringstream in(readTrustedFile(path));
     std::vector<TrustedKey> keys;
     std::string raw;
     for (int line = 1; std::getline(in, raw); ++line) {
@@ -112,10 +120,7 @@ void addTrustedKey(const std::string& path, const std::string& reviewer, const s
     std::error_code ec;
     if (std::filesystem::exists(path, ec)) {
         readTrustedKeys(path);   // refuse to extend a file that is not one
-        std::ifstream in(path, std::ios::binary);
-        std::ostringstream all;
-        all << in.rdbuf();
-        before = all.str();
+        before = readTrustedFile(path);
         if (!before.empty() && before.back() != '\n')
             before += '\n';
     } else {
@@ -124,20 +129,10 @@ void addTrustedKey(const std::string& path, const std::string& reviewer, const s
     const std::filesystem::path target(path);
     if (target.has_parent_path())
         std::filesystem::create_directories(target.parent_path(), ec);
-    const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out << before << reviewer << '\t' << publicKeyHex << '\n';
-        out.flush();
-        if (!out) {
-            std::filesystem::remove(tmp, ec);
-            throw SignoffError(path + ": cannot write the trusted keys file");
-        }
-    }
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) {
-        std::filesystem::remove(tmp, ec);
-        throw SignoffError(path + ": cannot write the trusted keys file");
+    try {   // whole or not at all, never through a link (core/base/safe_write.h)
+        writeFileAtomically(path, before + reviewer + '\t' + publicKeyHex + '\n');
+    } catch (const InputError& e) {
+        throw SignoffError(std::string(e.what()) + " (the trusted keys file)");
     }
 }
 
