@@ -8,6 +8,7 @@
 #include "app/commands.h"
 #include "app/common.h"
 #include "app/table.h"
+#include "core/base/printable.h"
 #include "core/base/sha256.h"
 #include "core/metrics/metrics.h"
 
@@ -45,7 +46,7 @@ bool writePerTokenCsv(const QString& path, const Run& run,
     try {
         out.emplace(path.toStdString());
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "kcx: %s\n", e.what());
+        std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
         return false;
     }
     std::ostream& f = *out;

@@ -47,7 +47,7 @@ bool writeOutput(const QString& path, const std::string& bytes) {
     try {
         writeFileAtomically(path.toStdString(), bytes);
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "kcx: %s\n", e.what());
+        std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
         return false;
     }
     return true;
@@ -101,7 +101,7 @@ bool AtomicOutputStream::commit() {
             error_ = e.what();
         }
     }
-    std::fprintf(stderr, "kcx: %s\n", error_.empty() ? (writer_.path() + ": cannot write").c_str() : error_.c_str());
+    std::fprintf(stderr, "kcx: %s\n", kcx::printable(error_.empty() ? writer_.path() + ": cannot write" : error_).c_str());
     return false;
 }
 
