@@ -14,6 +14,7 @@
 #include <map>
 #include <set>
 
+#include "core/base/json_depth.h"
 #include "core/formats/json_scan.h"
 #include "core/formats/tensor_run.h"
 #include "core/formats/zip_archive.h"
@@ -302,8 +303,12 @@ json metadataOf(const Located& a, bool bf16) {
     if (t.cat == Category::String) {
         std::vector<std::string> strings = stringsOf(a, t.utf32);
         if (h.shape.empty() || (h.shape.size() == 1 && h.shape[0] == 1 && !listOk)) {
+            const std::string& text = strings.at(0);
+            if (const size_t deep = jsonDepthExceeded(text); deep != std::string::npos)
+                throw errorAt(a, h.dataOffset, "'" + a.name + "' is " + jsonDepthMessage() + ", at character " +
+                                                   std::to_string(deep + 1) + " of its text");
             try {
-                return json::parse(strings.at(0));
+                return json::parse(text);
             } catch (const json::parse_error& e) {
                 throw errorAt(a, h.dataOffset, "'" + a.name + "' is not valid JSON: " + e.what());
             }

@@ -1,6 +1,8 @@
 // Sign-off records: JSON form, validation of every field, reading and writing.
 #include "core/signoff/signoff.h"
 
+#include "core/base/json_depth.h"
+
 #include <ctime>
 #include <cstdio>
 #include <fstream>
@@ -143,9 +145,13 @@ SignoffRecord readSignoff(const std::string& path) {
     ss << in.rdbuf();
     if (in.bad())
         throw SignoffError(path + ": read error");
+    const std::string text = ss.str();
+    if (const size_t deep = jsonDepthExceeded(text); deep != std::string::npos)
+        throw SignoffError(path + ": byte " + std::to_string(deep) + ": " + jsonDepthMessage() +
+                           "; a sign-off record is 2 levels deep");
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(ss.str());
+        j = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {   // syntax, or a number beyond double (fuzz_signoff)
         throw SignoffError(path + ": not valid JSON (" + e.what() + ")");
     }

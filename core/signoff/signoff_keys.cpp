@@ -11,6 +11,7 @@
 
 #include <sodium.h>
 
+#include "core/base/json_depth.h"
 #include "core/base/sha256.h"
 #include "core/signoff/signoff.h"
 
@@ -44,8 +45,12 @@ nlohmann::json readJsonFile(const std::string& path, const char* what) {
         throw SignoffError(path + ": cannot open " + what);
     std::stringstream ss;
     ss << in.rdbuf();
+    const std::string text = ss.str();
+    if (const size_t deep = jsonDepthExceeded(text); deep != std::string::npos)
+        throw SignoffError(path + ": byte " + std::to_string(deep) + ": not a kcx " + std::string(what) + " (" +
+                           jsonDepthMessage() + ")");
     try {
-        return nlohmann::json::parse(ss.str());
+        return nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error&) {
         throw SignoffError(path + ": not a kcx " + std::string(what) + " (not valid JSON)");
     }

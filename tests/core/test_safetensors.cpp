@@ -442,6 +442,36 @@ private slots:
         tryLoad(le<uint64_t>({deep.size()}) + deep);
     }
 
+    // Issue 16, case 5: JSON nested 10^6 deep inside a metadata string ran the stack out
+    // (nlohmann copies and serialises trees recursively). It is refused before it becomes a
+    // tree, at the metadata key, with the limit named.
+    void refusesDeepJson() {
+        const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
+        for (const char* key : {"header", "ids", "runtime", "slice_values"}) {
+            json meta = goodMeta();
+            meta[key] = deep;
+            std::string what;
+            QVERIFY(failsWith(std::string("deep_") + key + ".safetensors", build(goodSpecs(), meta).bytes,
+                              "metadata '" + std::string(key) + "' is JSON nested deeper than 64 levels", &what));
+            QVERIFY2(what.find("at character 65 of its value") != std::string::npos, what.c_str());
+        }
+        // 64 levels are fine (the value is then refused for what it is, not for its depth).
+        json meta = goodMeta();
+        meta["runtime"] = std::string(64, '[') + std::string(64, ']');
+        std::string what;
+        QVERIFY(failsWith("deep64.safetensors", build(goodSpecs(), meta).bytes, "runtime", &what));
+        QVERIFY2(what.find("deeper than") == std::string::npos, what.c_str());
+        // Valid JSON nested deep in the header itself, beside the tensors.
+        std::string header = "{\"x\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
+        QVERIFY(failsWith("deephead.safetensors", le<uint64_t>({header.size()}) + header,
+                          "the header is JSON nested deeper than 64 levels", &what));
+        QVERIFY2(what.find("byte " + std::to_string(8 + 6 + 63)) != std::string::npos, what.c_str());
+        // Brackets inside strings do not count.
+        meta = goodMeta();
+        meta["header"] = "{\"note\": \"" + std::string(1000, '[') + "\"}";
+        QVERIFY(loadSafetensors(writeTemp("brackets.safetensors", build(goodSpecs(), meta).bytes)).header.is_object());
+    }
+
 };
 
 QTEST_GUILESS_MAIN(TestSafetensors)

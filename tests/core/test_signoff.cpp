@@ -226,6 +226,27 @@ private slots:
         QVERIFY(signedBytes(r).find("signature") == std::string::npos);
     }
 
+    // Issue 16, case 5: records and keys are read into a tree too. JSON nested past the
+    // limit is refused before parsing, naming the file and the byte of the bracket.
+    void deepJsonRecordsAndKeys() {
+        const std::string deep = "{\"reviewer\": " + std::string(1000000, '[') + std::string(1000000, ']') + "}";
+        const std::string record = path("deep.signoff.json"), pub = path("deep.pub");
+        spit(record, deep);
+        spit(pub, deep);
+        for (const auto& [file, read] : {std::pair<std::string, std::function<void()>>{record, [&] { readSignoff(record); }},
+                                         {pub, [&] { readPublicKey(pub); }}}) {
+            try {
+                read();
+                QFAIL("deep JSON was read");
+            } catch (const SignoffError& e) {
+                const std::string what = e.what();
+                // '{' opens level 1, so the 64th '[' (at byte 13 + 63) opens level 65.
+                QVERIFY2(what.rfind(file + ": byte 76: ", 0) == 0, what.c_str());
+                QVERIFY2(what.find("JSON nested deeper than 64 levels") != std::string::npos, what.c_str());
+            }
+        }
+    }
+
     // Sign against real files and check against them: the window and `kcx verify` use this.
     // Each change names exactly what it touched.
     void filesSignAndVerify() {
