@@ -266,7 +266,7 @@ void statistical(ClauseReader& r) {
             doc.fail(*e, "unknown unit '" + s + "'" + suggestion(s, {"token", "sequence"}));
     }
     if (const Entry* e = r.get("resamples"))
-        c.resamples = doc.integer(*e, 1);
+        c.resamples = doc.integer(*e, 1, kMaxResamples);
     if (const Entry* e = r.get("seed"))
         c.seed = doc.unsignedInteger(*e);
 }
