@@ -434,6 +434,8 @@ NpyHeader parseNpyHeader(std::string_view bytes,
         throw fail(6, "unsupported .npy format version " + std::to_string(h.major) + "." + std::to_string(h.minor) +
                           " (KCX reads 1.0, 2.0 and 3.0)");
     }
+    if (headerLen == 0)
+        throw fail(8, "header length is 0: an .npy file holds a header dict ({'descr': ..., 'shape': ...}) there");
     if (headerLen > kMaxNpyHeader)
         throw fail(8, "header length " + std::to_string(headerLen) + " exceeds the limit of 1 MB");
     if (headerLen > bytes.size() - start)

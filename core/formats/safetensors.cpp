@@ -102,6 +102,9 @@ void Reader::readPreamble() {
         throw InputError::atByte(path_, 0, "the file is truncated: " + std::to_string(size) +
                                                " bytes, shorter than the 8-byte header length");
     std::memcpy(&headerLen_, map_->data, 8);
+    if (headerLen_ == 0)
+        throw InputError::atByte(path_, 0, "header length is 0: a safetensors file holds a JSON header of at least "
+                                           "2 bytes (\"{}\") after the 8-byte length");
     if (headerLen_ > kMaxHeaderBytes)
         throw InputError::atByte(path_, 0, "header length " + std::to_string(headerLen_) +
                                                " exceeds the limit of 100 MB");

@@ -275,6 +275,14 @@ private slots:
         QVERIFY2(what.find("'slice_values' is JSON nested deeper than 64 levels") != std::string::npos, what.c_str());
     }
 
+    // Issue 16, case 8: an .npy header length of 0 gets a message that says so.
+    void zeroHeaderLength() {
+        const std::string bytes = std::string("\x93NUMPY\x01\x00", 8) + le<uint16_t>({0}) + le<int64_t>({0, 3, 5, 6});
+        const std::string what = brokenMember("offsets.npy", bytes);
+        QVERIFY2(what.find("member 'offsets.npy': header length is 0") != std::string::npos, what.c_str());
+        QVERIFY2(what.find("broken.npz: byte ") != std::string::npos, what.c_str());
+    }
+
     void versionsAndDtypes() {
         // Versions 1, 2 and 3; tokens as |u1 and |b1, log-probs as <f4 and <f2.
         auto e = runEntries(false, false);

@@ -283,6 +283,23 @@ private slots:
         QTest::newRow("trailing garbage") << ok + " x" << ":1:" << "unexpected text after";
         QTest::newRow("unterminated string") << "{\"id\": \"abc" << ":1:" << "unterminated string";
         QTest::newRow("late header") << ok + "\n" + R"({"kcx_header": {}})" << ":2:" << "missing required key";
+        // Duplicate keys (issue 16, case 8): arrays were concatenated, scalars last-wins.
+        // Each is an error at the second key.
+        QTest::newRow("duplicate tokens") << R"({"id": "s", "tokens": [1], "logp_train": [-1, -2], "logp_inf": [-1, -2], "tokens": [2]})"
+                                          << ":1:74:" << "duplicate key \"tokens\" in a sequence object";
+        QTest::newRow("duplicate logp") << R"({"id": "s", "tokens": [1], "logp_train": [-1], "logp_train": [-5], "logp_inf": [-1]})"
+                                        << ":1:48:" << "duplicate key \"logp_train\"";
+        QTest::newRow("duplicate id key") << ok + "\n" + R"({"id": "a", "id": "b", "tokens": [1], "logp_train": [-1], "logp_inf": [-1]})"
+                                          << ":2:13:" << "duplicate key \"id\"";
+        QTest::newRow("duplicate slice") << R"({"id": "s", "slices": {"task": "a", "task": "b"}, "tokens": [1], "logp_train": [-1], "logp_inf": [-1]})"
+                                         << ":1:37:" << "duplicate key \"task\" in slices";
+        QTest::newRow("duplicate in runtime") << R"({"id": "s", "tokens": [1], "logp_train": [-1], "logp_inf": [-1], "runtime": {"a": 1, "b": {"c": 1, "c": 2}}})"
+                                              << ":1:100:" << "duplicate key \"c\"";
+        QTest::newRow("duplicate header key") << R"({"kcx_header": {"x": 1}, "kcx_header": {}})" "\n" + ok
+                                              << ":1:26:" << "duplicate key \"kcx_header\"";
+        // A byte-order mark is named as such (it read "expected a JSON object").
+        QTest::newRow("bom") << QString(QChar(0xFEFF)) + ok << ":1:1:"
+                             << "the file starts with a UTF-8 byte-order mark; save it without one";
     }
     void badInput() {
         QFETCH(QString, text);

@@ -297,6 +297,10 @@ private slots:
         QVERIFY(failsWith("short.safetensors", "\x05\0\0\0\0", "truncated"));
         QVERIFY(failsWith("pastend.safetensors", le<uint64_t>({1000}) + "{}          ", "past the end of the file"));
         QVERIFY(failsWith("huge.safetensors", le<uint64_t>({uint64_t(1) << 40}) + "{}", "100 MB"));
+        // A header length of 0 says so (it read "not valid JSON").
+        std::string zero;
+        QVERIFY(failsWith("zero.safetensors", le<uint64_t>({0}) + "{}", "header length is 0", &zero));
+        QVERIFY2(zero.find("byte 0: ") != std::string::npos, zero.c_str());
         std::string what;
         QVERIFY(failsWith("notjson.safetensors", le<uint64_t>({8}) + "{not jso", "not valid JSON", &what));
         QVERIFY2(what.find("byte 10") != std::string::npos, what.c_str());   // 8 + where the parser gave up (the "o")
