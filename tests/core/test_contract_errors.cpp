@@ -198,8 +198,30 @@ private slots:
             "nested deeper than 64 levels");
         row("deep json", "{\"kcx_contract\": 1, \"name\": \"t\", \"description\": " + std::string(1000000, '[') +
             std::string(1000000, ']') + "}", "1:112", "JSON nested deeper than 64 levels");
+        // clause ids that read the same as another (issue 16, case 8: "N1" and "N1\u200B" passed as two)
+        const std::string n1b = n1 + "  - id: N1\u200B\n    metric: abs_log_ratio\n    aggregate: p99\n    max: 0.2\n";
+        row("zero-width id", n1b, "8:9", "'id' holds U+200B (a character that does not show) at character 3");
+        row("bidi id", kHead + "numerical:\n  - id: \"\u202EN1\"\n", "4:9", "'id' holds U+202E");
+        row("isolate id", kHead + "numerical:\n  - {id: N\u20661, metric: tv}\n", "4:10", "'id' holds U+2066");
+        row("bom id", kHead + "numerical:\n  - id: \uFEFFN1\n", "4:9", "'id' holds U+FEFF");
+        row("word joiner id", kHead + "numerical:\n  - id: N\u20601\n", "4:9", "'id' holds U+2060");
+        row("control id", kHead + "numerical:\n  - id: \"N\\t1\"\n", "4:9", "'id' holds U+0009 (a control character)");
+        row("nbsp id", kHead + "numerical:\n  - id: N1\u00A0\n", "4:9", "'id' holds U+00A0");
+        row("space id", kHead + "numerical:\n  - id: \"N1 \"\n", "4:9", "'id' holds a space at the end");
+        row("json zwj id", "{\"kcx_contract\": 1, \"name\": \"t\", \"numerical\": [{\"id\": \"N\\u200d1\"}]}", "1:55",
+            "'id' holds U+200D");
         // a NUL byte (yaml-cpp read it as the end of a scalar)
         row("nul", kHead + "description: ab" + std::string(1, '\0') + "c\n", "3:16", "NUL byte at line 3 column 16");
+    }
+
+    // Ids in any script stay valid (SPEC 4 allows any id); only what does not show is refused.
+    void visibleUnicodeIdsAreAccepted() {
+        const Contract c = parseContract(kHead + "numerical:\n  - {id: \"Größe-N1\", metric: tv, aggregate: mean, max: 1}\n"
+                                                 "  - {id: 数値1, metric: tv, aggregate: mean, max: 1}\n"
+                                                 "  - {id: \"a b\", metric: tv, aggregate: mean, max: 1}\n",
+                                         "ok.yaml");
+        QCOMPARE(c.clauses.size(), size_t(3));
+        QCOMPARE(c.clauses[1].id, std::string("数値1"));
     }
 
     void rejected() {
