@@ -221,6 +221,36 @@ private slots:
         }
     }
 
+    // Issue 16, case 8: bytes after the end of the gzip stream were ignored (zlib's gzread
+    // stops there). Now an error at the byte where they start; another gzip member there
+    // (cat a.gz b.gz) is read on.
+    void trailingDataAfterGzipIsAnError() {
+        const std::string a = "{\"id\": \"a\", \"tokens\": [1], \"logp_train\": [-1], \"logp_inf\": [-1]}\n";
+        const std::string b = "{\"id\": \"b\", \"tokens\": [2], \"logp_train\": [-1], \"logp_inf\": [-2]}\n";
+        auto gzBytes = [&](const std::string& text) {
+            const std::string p = writeTemp("m.jsonl.gz", "");
+            gzFile gz = gzopen(p.c_str(), "wb");
+            gzwrite(gz, text.data(), unsigned(text.size()));
+            gzclose(gz);
+            std::ifstream in(p, std::ios::binary);
+            return std::string((std::istreambuf_iterator<char>(in)), {});
+        };
+        const std::string ga = gzBytes(a), gb = gzBytes(b);
+        const Run both = loadRun(writeTemp("two.jsonl.gz", ga + gb));
+        QCOMPARE(both.ids, (std::vector<std::string>{"a", "b"}));
+        for (const std::string& tail : {std::string("garbage"), std::string(512, '\0'), std::string("\x1f")}) {
+            const std::string path = writeTemp("tail.jsonl.gz", ga + tail);
+            try {
+                loadRun(path);
+                QFAIL("trailing data after gzip was ignored");
+            } catch (const InputError& e) {
+                const std::string want = path + ": byte " + std::to_string(ga.size()) + ": " +
+                                         std::to_string(tail.size()) + " bytes of trailing data after the end of the gzip stream";
+                QVERIFY2(std::string(e.what()) == want, e.what());
+            }
+        }
+    }
+
     void truncatedGzipIsAnError() {
         std::string big;
         for (int i = 0; i < 2000; ++i)
