@@ -297,6 +297,18 @@ std::pair<size_t, size_t> JsonScanner::skipValue(int depth) {
     return {begin, p_};
 }
 
+std::optional<ScanError> firstDuplicateKey(std::string_view text) {
+    try {
+        JsonScanner j(text, 0, text.size());
+        while (!j.atEnd())
+            j.skipValue();
+    } catch (const ScanError& e) {
+        if (e.message.rfind("duplicate key", 0) == 0)
+            return e;
+    }
+    return std::nullopt;
+}
+
 void lineColumn(std::string_view text, size_t offset, int64_t& line, int64_t& column) {
     offset = std::min(offset, text.size());
     line = 1;

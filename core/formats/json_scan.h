@@ -123,6 +123,12 @@ private:
     size_t p_, end_;
 };
 
+// For readers that parse with nlohmann/json (which keeps the last of two equal keys): the
+// first key in `text` that repeats a key of its object, as a ScanError at the second key;
+// nullopt when there is none, or when the scan stops first at anything else (a syntax
+// error is left for the parser to report in its own words).
+std::optional<ScanError> firstDuplicateKey(std::string_view text);
+
 // Converts a byte offset into a 1-based line and column (columns count characters).
 void lineColumn(std::string_view text, size_t offset, int64_t& line, int64_t& column);
 

@@ -2,6 +2,7 @@
 #include "core/signoff/signoff.h"
 
 #include "core/base/json_depth.h"
+#include "core/formats/json_scan.h"
 
 #include <ctime>
 #include <cstdio>
@@ -147,8 +148,10 @@ SignoffRecord readSignoff(const std::string& path) {
         throw SignoffError(path + ": read error");
     const std::string text = ss.str();
     if (const size_t deep = jsonDepthExceeded(text); deep != std::string::npos)
-        throw SignoffError(path + ": byte " + std::to_string(deep) + ": " + jsonDepthMessage() +
-                           "; a sign-off record is 2 levels deep");
+        throw SignoffError(path + ": byte " + std::to_string(deep) + ": not a sign-off record (" +
+                           jsonDepthMessage() + ")");
+    if (const auto dup = firstDuplicateKey(text))   // nlohmann would keep the last silently
+        throw SignoffError(path + ": byte " + std::to_string(dup->offset) + ": " + dup->message);
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(text);

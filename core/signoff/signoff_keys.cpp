@@ -13,6 +13,7 @@
 
 #include "core/base/json_depth.h"
 #include "core/base/sha256.h"
+#include "core/formats/json_scan.h"
 #include "core/signoff/signoff.h"
 
 namespace kcx {
@@ -49,6 +50,9 @@ nlohmann::json readJsonFile(const std::string& path, const char* what) {
     if (const size_t deep = jsonDepthExceeded(text); deep != std::string::npos)
         throw SignoffError(path + ": byte " + std::to_string(deep) + ": not a kcx " + std::string(what) + " (" +
                            jsonDepthMessage() + ")");
+    if (const auto dup = firstDuplicateKey(text))
+        throw SignoffError(path + ": byte " + std::to_string(dup->offset) + ": not a kcx " + std::string(what) + " (" +
+                           dup->message + ")");
     try {
         return nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error&) {

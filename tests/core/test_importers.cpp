@@ -268,6 +268,12 @@ private slots:
         const size_t col = line2.find(R"("x":)") + 4 + 62 + 1;
         QVERIFY2(e.rfind("deep.jsonl:2:" + std::to_string(col) + ": JSON nested deeper than 64 levels", 0) == 0,
                  e.c_str());
+        // A key twice: nlohmann kept the last; now an error at the second (columns in the
+        // line as written, before bare NaN is quoted for the parser).
+        const std::string dupLine = R"({"id":"d","logp":[NaN, -1],"logp":[-2, -3]})";
+        const std::string d = expectError([&] { parseLogprobJsonl(dupLine, "dup.jsonl"); });
+        QVERIFY2(d.rfind("dup.jsonl:1:" + std::to_string(dupLine.rfind(R"("logp")") + 1) + ": duplicate key \"logp\"", 0) == 0,
+                 d.c_str());
         // Brackets inside strings are text.
         const std::string ok = chatLine("a", {std::string(200, '[')}, {"-1"}) + "\n";
         QCOMPARE(parseLogprobJsonl(ok, "ok.jsonl").records.size(), size_t(1));

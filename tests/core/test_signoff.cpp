@@ -247,6 +247,36 @@ private slots:
         }
     }
 
+    // A key written twice would let nlohmann keep the last one silently: refused at the second.
+    void duplicateKeysInRecordsAndKeys() {
+        const SignoffRecord r = signedRecord();
+        const std::string file = path("dup.signoff.json");
+        writeSignoff(r, file);
+        std::ifstream in(file, std::ios::binary);
+        std::string text((std::istreambuf_iterator<char>(in)), {});
+        const size_t brace = text.rfind('}');
+        text.insert(brace, ",\n  \"verdict\": \"pass\"\n");
+        spit(file, text);
+        try {
+            readSignoff(file);
+            QFAIL("a record with two verdicts was read");
+        } catch (const SignoffError& e) {
+            const std::string want = file + ": byte " + std::to_string(text.rfind("\"verdict\"")) +
+                                     ": duplicate key \"verdict\"";
+            QVERIFY2(std::string(e.what()).rfind(want, 0) == 0, e.what());
+        }
+        const std::string pub = path("dup.pub");
+        spit(pub, "{\"type\": \"ed25519-public\", \"public_key\": \"" + r.publicKey + "\", \"public_key\": \"" +
+                      std::string(64, 'a') + "\"}");
+        try {
+            readPublicKey(pub);
+            QFAIL("a key file with two keys was read");
+        } catch (const SignoffError& e) {
+            QVERIFY2(std::string(e.what()).find(pub + ": byte ") == 0, e.what());
+            QVERIFY2(std::string(e.what()).find("duplicate key \"public_key\"") != std::string::npos, e.what());
+        }
+    }
+
     // Sign against real files and check against them: the window and `kcx verify` use this.
     // Each change names exactly what it touched.
     void filesSignAndVerify() {
