@@ -9,6 +9,7 @@
 #include "app/common.h"
 #include "app/table.h"
 #include "core/base/printable.h"
+#include "core/base/csv_cell.h"
 #include "core/base/sha256.h"
 #include "core/metrics/metrics.h"
 
@@ -60,13 +61,8 @@ bool writePerTokenCsv(const QString& path, const Run& run,
     f << '\n';
     char buf[40];
     for (size_t s = 0; s < run.sequenceCount(); ++s) {
-        std::string id = run.ids[s];
-        if (id.find_first_of(",\"\n") != std::string::npos) {   // RFC 4180 quoting
-            std::string q = "\"";
-            for (char c : id)
-                q += c == '"' ? std::string("\"\"") : std::string(1, c);
-            id = q + "\"";
-        }
+        // Quoted (RFC 4180) and, when a spreadsheet would run it as a formula, neutralised.
+        const std::string id = csvTextCell(run.ids[s]);
         for (size_t i = run.seqBegin(s); i < run.seqEnd(s); ++i) {
             f << id << ',' << (i - run.seqBegin(s)) << ',' << run.tokens[i];
             for (const MetricValues* m : tok) {

@@ -22,6 +22,7 @@
 #include "core/contract/contract.h"
 #include "core/base/errors.h"
 #include "core/base/safe_open.h"
+#include "core/base/json_depth.h"
 #include "core/contract/contract_parse.h"
 #include "core/formats/json_scan.h"
 
@@ -191,7 +192,18 @@ std::vector<YAML::Node> load(const Doc& doc) {
         }
         return YAML::LoadAll(doc.yamlText());
     } catch (const YAML::DeepRecursion& e) {   // yaml-cpp says "bad file"
-        doc.fail(e.mark, "invalid YAML: nested " + std::to_string(e.depth()) + " levels deep (a contract needs about 5)");
+        // yaml-cpp's mark is where it gave up (often the end); name the first bracket past
+        // the limit instead when flow brackets are what nests.
+        const std::string& t = doc.yamlText();
+        YAML::Mark at = e.mark;
+        if (const size_t deep = jsonDepthExceeded(t, kMaxDepth); deep != std::string::npos) {
+            at.pos = int(deep - (t.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0));   // marks skip a BOM
+            at.line = int(std::count(t.begin(), t.begin() + std::ptrdiff_t(deep), '\n'));
+            const size_t nl = deep == 0 ? std::string::npos : t.rfind('\n', deep - 1);
+            at.column = int(deep - (nl == std::string::npos ? 0 : nl + 1));
+        }
+        doc.fail(at, "invalid YAML: nested deeper than " + std::to_string(kMaxDepth) +
+                         " levels (a contract needs about 5)");
     } catch (const YAML::ParserException& e) {
         doc.fail(e.mark, "invalid YAML: " + e.msg);
     }
@@ -331,10 +343,24 @@ Contract parse(const std::string& text, const std::string& name) {
         throw InputError::atText(name, line, column, std::string("invalid UTF-8 (byte ") + hex +
                                                          "): a contract is UTF-8 text; save it as UTF-8");
     }
+    // A NUL byte ends the text for many tools (and yaml-cpp reads it as the end of a scalar).
+    if (const size_t nul = text.find('\0'); nul != std::string::npos) {
+        int64_t line = 0, column = 0;
+        lineColumn(text, nul, line, column);
+        throw InputError::atText(name, line, column,
+                                 "NUL byte at line " + std::to_string(line) + " column " + std::to_string(column) +
+                                     ": a contract is text; remove it");
+    }
     Doc doc(text, name);
     const size_t bom = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;
     const size_t first = text.find_first_not_of(" \t\r\n", bom);
     if (first != std::string::npos && text[first] == '{') {
+        if (const size_t deep = jsonDepthExceeded(text, kMaxDepth); deep != std::string::npos) {
+            int64_t line = 0, column = 0;
+            lineColumn(text, deep, line, column);
+            throw InputError::atText(name, line, column,
+                                     jsonDepthMessage(kMaxDepth) + " (a contract needs about 5)");
+        }
         checkJson(text, name);
         rewriteSurrogates(doc);
     }

@@ -36,6 +36,10 @@ struct Fields {
     bool has(std::string_view key) const { return get(key) != nullptr; }
 };
 
+// The caps on the counts a contract sets (docs/contracts.md, "Limits").
+inline constexpr int64_t kMaxResamples = 1'000'000;             // bootstrap draws
+inline constexpr int64_t kMaxContractCount = 1'000'000'000'000;  // min_samples, positions, seq_len
+
 class Doc {
 public:
     Doc(const std::string& text, const std::string& name);
@@ -58,7 +62,10 @@ public:
     std::string string(const Entry& entry) const;                     // any scalar, as written
     double number(const Entry& entry) const;                          // finite
     Threshold threshold(const Entry& entry) const;
-    int64_t integer(const Entry& entry, int64_t least) const;         // ≥ least
+    // A whole number in [least, most]. `most` is a cap on what a contract may ask for
+    // (docs/contracts.md, "Limits"); above it is an error at the value, not an allocation
+    // that fails later with no place.
+    int64_t integer(const Entry& entry, int64_t least, int64_t most = kMaxContractCount) const;
     uint64_t unsignedInteger(const Entry& entry) const;
     // The string items of a list (or of a lone scalar when scalarOk), with their nodes.
     std::vector<YAML::Node> stringNodes(const Entry& entry, bool scalarOk) const;

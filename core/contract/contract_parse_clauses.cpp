@@ -1,5 +1,7 @@
 // The four clause families of SPEC 4: keys, shapes and constraints.
 #include <algorithm>
+#include <cstdio>
+#include <optional>
 
 #include "core/contract/contract_parse.h"
 #include "core/metrics/derived_slices.h"
@@ -33,6 +35,44 @@ const Names& keysOf(Family f) {
     return kNumericalKeys;
 }
 
+// The first character of an id that does not show, or shows as something else: controls
+// (C0, DEL, C1), zero-width and joiner characters, bidi embeddings, overrides and isolates,
+// other format characters (soft hyphen, word joiner, invisible operators, BOM, tags),
+// variation selectors, spaces other than U+0020, and space at either end. With its index
+// (in characters) and its name "U+200B"; nullopt when every character shows. Text is UTF-8
+// (checked before parsing).
+std::optional<std::pair<size_t, std::string>> unseenCharacter(const std::string& s) {
+    auto hidden = [](uint32_t cp) {
+        return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0xA0 || cp == 0xAD || cp == 0x34F || cp == 0x61C ||
+               cp == 0x115F || cp == 0x1160 || cp == 0x1680 || cp == 0x17B4 || cp == 0x17B5 ||
+               (cp >= 0x180B && cp <= 0x180F) || (cp >= 0x2000 && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202F) ||
+               (cp >= 0x205F && cp <= 0x206F) || cp == 0x3000 || cp == 0x3164 || (cp >= 0xFE00 && cp <= 0xFE0F) ||
+               cp == 0xFEFF || cp == 0xFFA0 || (cp >= 0xFFF0 && cp <= 0xFFFB) || (cp >= 0x1D173 && cp <= 0x1D17A) ||
+               (cp >= 0xE0000 && cp <= 0xE0FFF);
+    };
+    size_t count = 0;
+    for (size_t i = 0; i < s.size(); ++count) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        const size_t n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+        uint32_t cp = n == 1 ? c : c & (0xFF >> (n + 1));
+        for (size_t k = 1; k < n && i + k < s.size(); ++k)
+            cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+        if (hidden(cp)) {
+            char name[16];
+            std::snprintf(name, sizeof name, "U+%04X", unsigned(cp));
+            return std::make_pair(count, std::string(name) + (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)
+                                                                  ? " (a control character)"
+                                                                  : " (a character that does not show)"));
+        }
+        i += n;
+    }
+    if (s.front() == ' ')
+        return std::make_pair(size_t(0), std::string("a space at the start"));
+    if (s.back() == ' ')
+        return std::make_pair(count - 1, std::string("a space at the end"));
+    return std::nullopt;
+}
+
 class ClauseReader {
 public:
     ClauseReader(const Doc& doc, const YAML::Node& node, Family family, Clause& c)
@@ -45,6 +85,10 @@ public:
         c.id = doc.string(*id);
         if (c.id.empty())
             doc.fail(*id, "'id' must not be empty");
+        if (const auto bad = unseenCharacter(c.id))
+            doc.fail(*id, "'id' holds " + bad->second + " at character " + std::to_string(bad->first + 1) +
+                              ": clause ids must look like what they are, so two ids that read the same are the same "
+                              "(docs/contracts.md)");
         c.span = doc.span(id->value);
         what_ = std::string(familyName(family)) + " clause '" + c.id + "'";
         if (const Entry* e = f_.get("severity"))
@@ -266,7 +310,7 @@ void statistical(ClauseReader& r) {
             doc.fail(*e, "unknown unit '" + s + "'" + suggestion(s, {"token", "sequence"}));
     }
     if (const Entry* e = r.get("resamples"))
-        c.resamples = doc.integer(*e, 1);
+        c.resamples = doc.integer(*e, 1, kMaxResamples);
     if (const Entry* e = r.get("seed"))
         c.seed = doc.unsignedInteger(*e);
 }

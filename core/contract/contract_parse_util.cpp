@@ -35,6 +35,14 @@ size_t distance(std::string_view a, std::string_view b) {
 
 bool isPlain(const YAML::Node& n) { return n.Tag() == "?"; }
 
+// 1000000 -> "1,000,000"
+std::string groupedDigits(int64_t v) {
+    std::string s = std::to_string(v);
+    for (int i = int(s.size()) - 3; i > (s[0] == '-' ? 1 : 0); i -= 3)
+        s.insert(size_t(i), 1, ',');
+    return s;
+}
+
 }  // namespace
 
 std::string nearest(std::string_view word, const Names& known) {
@@ -264,9 +272,12 @@ Threshold Doc::threshold(const Entry& entry) const {
     return t;
 }
 
-int64_t Doc::integer(const Entry& entry, int64_t least) const {
+int64_t Doc::integer(const Entry& entry, int64_t least, int64_t most) const {
     const char* expected = least == 0 ? "a whole number ≥ 0" : least == 1 ? "a whole number ≥ 1" : "a whole number";
     const double v = parseNumber(entry, expected);
+    if (v > double(most))   // 1e13 included: the cap is the clearer message
+        fail(entry, "'" + entry.key + "' must be at most " + groupedDigits(most) + " (the cap on this count), found " +
+                        describe(entry.value));
     std::string_view s = entry.value.Scalar();
     if (!s.empty() && s.front() == '+')
         s.remove_prefix(1);

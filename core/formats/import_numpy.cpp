@@ -14,6 +14,7 @@
 #include <map>
 #include <set>
 
+#include "core/base/json_depth.h"
 #include "core/formats/json_scan.h"
 #include "core/formats/tensor_run.h"
 #include "core/formats/zip_archive.h"
@@ -302,8 +303,12 @@ json metadataOf(const Located& a, bool bf16) {
     if (t.cat == Category::String) {
         std::vector<std::string> strings = stringsOf(a, t.utf32);
         if (h.shape.empty() || (h.shape.size() == 1 && h.shape[0] == 1 && !listOk)) {
+            const std::string& text = strings.at(0);
+            if (const size_t deep = jsonDepthExceeded(text); deep != std::string::npos)
+                throw errorAt(a, h.dataOffset, "'" + a.name + "' is " + jsonDepthMessage() + ", at character " +
+                                                   std::to_string(deep + 1) + " of its text");
             try {
-                return json::parse(strings.at(0));
+                return json::parse(text);
             } catch (const json::parse_error& e) {
                 throw errorAt(a, h.dataOffset, "'" + a.name + "' is not valid JSON: " + e.what());
             }
@@ -429,6 +434,8 @@ NpyHeader parseNpyHeader(std::string_view bytes,
         throw fail(6, "unsupported .npy format version " + std::to_string(h.major) + "." + std::to_string(h.minor) +
                           " (KCX reads 1.0, 2.0 and 3.0)");
     }
+    if (headerLen == 0)
+        throw fail(8, "header length is 0: an .npy file holds a header dict ({'descr': ..., 'shape': ...}) there");
     if (headerLen > kMaxNpyHeader)
         throw fail(8, "header length " + std::to_string(headerLen) + " exceeds the limit of 1 MB");
     if (headerLen > bytes.size() - start)

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "core/base/errors.h"
+#include "core/base/json_depth.h"
 #include "core/formats/importers.h"
 #include "core/formats/json_scan.h"
 #include "core/formats/sniff.h"
@@ -60,9 +61,25 @@ std::string quoteNonFinite(std::string_view s, std::vector<size_t>& inserted) {
 }
 
 json parseLine(std::string_view text, const LineContext& at) {
+    if (const size_t deep = jsonDepthExceeded(text); deep != std::string_view::npos) {
+        int64_t line = 0, column = 0;
+        lineColumn(text, deep, line, column);
+        throw InputError::atText(at.file, at.line, column, jsonDepthMessage());
+    }
     std::vector<size_t> inserted;
     const bool bare = text.find("NaN") != std::string_view::npos || text.find("Infinity") != std::string_view::npos;
     const std::string fixed = bare ? quoteNonFinite(text, inserted) : std::string(text);
+    // nlohmann keeps the last of two equal keys: a repeated key is an error at the second.
+    if (const auto dup = firstDuplicateKey(fixed)) {
+        size_t off = dup->offset, shift = 0;   // undo the quotes added before it
+        for (size_t pos : inserted)
+            if (pos + shift < off)
+                ++shift;
+        off -= std::min(off, shift);
+        int64_t line = 0, column = 0;
+        lineColumn(text, off, line, column);
+        throw InputError::atText(at.file, at.line, column, dup->message);
+    }
     try {
         return json::parse(fixed);
     } catch (const json::parse_error& e) {

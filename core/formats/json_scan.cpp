@@ -1,5 +1,6 @@
 #include "core/formats/json_scan.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -103,6 +104,20 @@ void appendUtf8(std::string& out, uint32_t cp) {
         out += char(0x80 | ((cp >> 6) & 0x3F));
         out += char(0x80 | (cp & 0x3F));
     }
+}
+
+bool DuplicateKeys::insert(const std::string& key) {
+    if (many_.empty()) {
+        if (std::find(few_.begin(), few_.end(), key) != few_.end())
+            return false;
+        few_.push_back(key);
+        if (few_.size() > 16) {
+            many_.insert(few_.begin(), few_.end());
+            few_.clear();
+        }
+        return true;
+    }
+    return many_.insert(key).second;
 }
 
 void JsonScanner::expect(char c, const char* what) {
@@ -280,6 +295,18 @@ std::pair<size_t, size_t> JsonScanner::skipValue(int depth) {
         number();
     }
     return {begin, p_};
+}
+
+std::optional<ScanError> firstDuplicateKey(std::string_view text) {
+    try {
+        JsonScanner j(text, 0, text.size());
+        while (!j.atEnd())
+            j.skipValue();
+    } catch (const ScanError& e) {
+        if (e.message.rfind("duplicate key", 0) == 0)
+            return e;
+    }
+    return std::nullopt;
 }
 
 void lineColumn(std::string_view text, size_t offset, int64_t& line, int64_t& column) {

@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
+#include <vector>
 
 namespace kcx {
 
@@ -25,6 +27,17 @@ std::optional<double> nonFiniteNamed(std::string_view s);
 struct ScanError {
     size_t offset;        // byte offset into the scanned text
     std::string message;
+};
+
+// The keys of one object so far: a short list, a hash set past 16 keys (hostile objects
+// with millions of keys stay linear).
+class DuplicateKeys {
+public:
+    bool insert(const std::string& key);   // false when the key was already there
+
+private:
+    std::vector<std::string> few_;
+    std::unordered_set<std::string> many_;
 };
 
 class JsonScanner {
@@ -81,18 +94,23 @@ public:
         expect(']', what);
     }
     // Iterates `{ "key": value, ... }`; calls member(key, keyOffset) positioned at the value.
+    // A key given twice is an error at the second one: readers would otherwise concatenate
+    // arrays or keep the last scalar without a word (issue 16, case 8).
     template <class F>
     void object(const char* what, F&& member) {
         expect('{', what);
         if (consume('}'))
             return;
         std::string key;
+        DuplicateKeys seen;
         do {
             skipWs();
             const size_t at = p_;
             if (peek() != '"')
                 fail("expected a quoted key in " + std::string(what));
             string(key);
+            if (!seen.insert(key))
+                failAt(at, "duplicate key \"" + key + "\" in " + what + " (a key may appear once)");
             expect(':', "after an object key");
             member(key, at);
         } while (consume(','));
@@ -104,6 +122,12 @@ private:
     std::string_view s_;
     size_t p_, end_;
 };
+
+// For readers that parse with nlohmann/json (which keeps the last of two equal keys): the
+// first key in `text` that repeats a key of its object, as a ScanError at the second key;
+// nullopt when there is none, or when the scan stops first at anything else (a syntax
+// error is left for the parser to report in its own words).
+std::optional<ScanError> firstDuplicateKey(std::string_view text);
 
 // Converts a byte offset into a 1-based line and column (columns count characters).
 void lineColumn(std::string_view text, size_t offset, int64_t& line, int64_t& column);

@@ -245,53 +245,71 @@ void readPlain(const std::string& path, FileText& out) {
 // one read, so a small file of zeros cannot inflate into gigabytes before the refusal.
 void readGzip(const std::string& path, FileText& out, const Progress& progress, uint64_t compressedSize,
               uint64_t maxText, size_t maxLine) {
-    gzFile gz = openGzipRead(path);
-    gzbuffer(gz, 1 << 20);
-    std::vector<char> buf(size_t(4) << 20);
+    // zlib's gzread ignores bytes after the last gzip member, so a file with garbage
+    // appended read as if it ended there (issue 16, case 8). The mapped file (a regular
+    // file: mapFile refuses the rest) is inflated here member by member, and anything after
+    // the last member that is not another member is refused at its byte. Inflation stops
+    // as it goes at the memory limit and at an over-long line, never after the whole text.
+    (void)compressedSize;
+    const auto map = tensors::mapFile(path);
+    const auto* in = reinterpret_cast<const Bytef*>(map->data);
+    const uint64_t size = map->size;
+    z_stream z{};
+    if (inflateInit2(&z, 15 + 16) != Z_OK)
+        throw InputError::inFile(path, "cannot start gzip decompression");
+    struct End {
+        z_stream& z;
+        ~End() { inflateEnd(&z); }
+    } end{z};
+    uint64_t pos = 0;            // bytes of the file consumed
     uint64_t line = 1;           // the line being read (1-based)
     size_t lineStart = 0;        // where it starts in out.owned
+    std::vector<char> buf(size_t(4) << 20);
     for (;;) {
-        const int got = gzread(gz, buf.data(), unsigned(buf.size()));
-        if (got < 0) {
-            int code = 0;
-            const std::string msg = gzerror(gz, &code);
-            const auto at = uint64_t(gzoffset(gz));
-            gzclose(gz);
-            throw InputError::atByte(path, at, "corrupt gzip data: " + msg);
-        }
-        if (got == 0)
-            break;
-        if (out.owned.size() + size_t(got) > maxText) {
-            gzclose(gz);
-            tooBig(path, 2 * (uint64_t(out.owned.size()) + uint64_t(got)), 2 * maxText,
-                   "gzip-compressed JSON Lines (at least)");
-        }
-        if (out.owned.size() + size_t(got) > out.owned.capacity())   // doubling, capped at the limit
+        const uInt chunkIn = uInt(std::min<uint64_t>(size - pos, uint64_t(1) << 30));
+        z.next_in = const_cast<Bytef*>(in + pos);
+        z.avail_in = chunkIn;
+        z.next_out = reinterpret_cast<Bytef*>(buf.data());
+        z.avail_out = uInt(buf.size());
+        const int rc = inflate(&z, Z_NO_FLUSH);
+        pos += chunkIn - z.avail_in;
+        const size_t got = buf.size() - z.avail_out;
+        if (out.owned.size() + got > maxText)
+            tooBig(path, 2 * (uint64_t(out.owned.size()) + got), 2 * maxText, "gzip-compressed JSON Lines (at least)");
+        if (out.owned.size() + got > out.owned.capacity())   // doubling, capped at the limit
             out.owned.reserve(size_t(std::min<uint64_t>(std::max<uint64_t>(2 * out.owned.capacity(), 1 << 22),
                                                         maxText + buf.size())));
         const size_t before = out.owned.size();
-        out.owned.append(buf.data(), size_t(got));
+        out.owned.append(buf.data(), got);
         for (const char* p = out.owned.data() + before; (p = static_cast<const char*>(std::memchr(
                                                               p, '\n', size_t(out.owned.data() + out.owned.size() - p))));
              ++p) {
             ++line;
             lineStart = size_t(p - out.owned.data()) + 1;
         }
-        if (out.owned.size() - lineStart > maxLine) {
-            gzclose(gz);
+        if (out.owned.size() - lineStart > maxLine)
             throw InputError::atText(path, int64_t(line), 0,
                                      "line is longer than the limit of " + std::to_string(maxLine) +
                                          " bytes (KCX_MAX_LINE sets it); stopped inflating the gzip stream there");
+        if (size)
+            report(progress, 0.3 * double(pos) / double(size));
+        if (rc == Z_STREAM_END) {
+            if (pos == size)
+                break;
+            if (size - pos >= 2 && in[pos] == 0x1f && in[pos + 1] == 0x8b) {   // another member (cat a.gz b.gz)
+                inflateReset(&z);
+                continue;
+            }
+            throw InputError::atByte(path, pos, std::to_string(size - pos) +
+                                                    " bytes of trailing data after the end of the gzip stream");
         }
-        if (compressedSize)
-            report(progress, 0.3 * std::min(1.0, double(gzoffset(gz)) / double(compressedSize)));
+        if (rc == Z_BUF_ERROR && pos == size)
+            throw InputError::atByte(path, pos, "the gzip stream is cut short (the file ends inside it)");
+        if (rc != Z_OK && rc != Z_BUF_ERROR)
+            throw InputError::atByte(path, pos, std::string("corrupt gzip data: ") + (z.msg ? z.msg : "inflate failed"));
+        if (rc == Z_BUF_ERROR && z.avail_out == buf.size())   // no progress, input left: cannot happen
+            throw InputError::atByte(path, pos, "corrupt gzip data");
     }
-    // A stream cut short ends without error from gzread in some zlib versions: check.
-    int code = 0;
-    const std::string msg = gzerror(gz, &code);
-    gzclose(gz);
-    if (code != Z_OK && code != Z_STREAM_END)
-        throw InputError::inFile(path, "corrupt gzip data: " + msg);
     out.data = out.owned.data();
     out.size = out.owned.size();
 }

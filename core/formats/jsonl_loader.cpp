@@ -294,6 +294,8 @@ void parseChunk(std::string_view text, size_t begin, size_t end, bool first, Chu
         if (lineEnd - p > maxLine)
             throw ScanError{p, "line is longer than the limit of " + std::to_string(maxLine) + " bytes (KCX_MAX_LINE sets it)"};
         JsonScanner j(text, p, lineEnd);
+        if (p == 0 && text.starts_with("\xEF\xBB\xBF"))
+            j.failAt(0, "the file starts with a UTF-8 byte-order mark; save it without one (JSON Lines text has none)");
         if (!j.atEnd()) {
             if (j.peek() != '{')
                 j.fail("expected a JSON object ('{') at the start of the line");

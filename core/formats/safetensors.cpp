@@ -25,6 +25,7 @@
 #include <unordered_set>
 
 #include "core/base/errors.h"
+#include "core/base/json_depth.h"
 #include "core/formats/loader.h"
 #include "core/formats/tensor_run.h"
 
@@ -101,6 +102,9 @@ void Reader::readPreamble() {
         throw InputError::atByte(path_, 0, "the file is truncated: " + std::to_string(size) +
                                                " bytes, shorter than the 8-byte header length");
     std::memcpy(&headerLen_, map_->data, 8);
+    if (headerLen_ == 0)
+        throw InputError::atByte(path_, 0, "header length is 0: a safetensors file holds a JSON header of at least "
+                                           "2 bytes (\"{}\") after the 8-byte length");
     if (headerLen_ > kMaxHeaderBytes)
         throw InputError::atByte(path_, 0, "header length " + std::to_string(headerLen_) +
                                                " exceeds the limit of 100 MB");
@@ -124,6 +128,8 @@ void Reader::parseHeader() {
             duplicate = parsed.get<std::string>();
         return true;
     };
+    if (const size_t deep = jsonDepthExceeded(headerText_); deep != std::string_view::npos)
+        throw InputError::atByte(path_, 8 + deep, "the header is " + jsonDepthMessage());
     try {
         h = json::parse(headerText_.begin(), headerText_.end(), callback);
     } catch (const json::parse_error& e) {
@@ -214,6 +220,10 @@ void Reader::parseMetadata(const json& meta) {
     if (!meta.is_object())
         failHeader("\"__metadata__\" must be an object of strings", "__metadata__");
     auto parsed = [&](const std::string& key, const std::string& text) {
+        if (const size_t deep = jsonDepthExceeded(text); deep != std::string::npos)
+            failHeader("metadata '" + key + "' is " + jsonDepthMessage() + ", at character " +
+                           std::to_string(deep + 1) + " of its value",
+                       key);
         try {
             return json::parse(text);
         } catch (const json::parse_error& e) {

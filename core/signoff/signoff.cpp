@@ -4,6 +4,8 @@
 #include "core/base/errors.h"
 #include "core/base/safe_open.h"
 #include "core/base/safe_write.h"
+#include "core/base/json_depth.h"
+#include "core/formats/json_scan.h"
 
 #include <ctime>
 #include <cstdio>
@@ -146,6 +148,11 @@ SignoffRecord readSignoff(const std::string& path) {
     } catch (const InputError& e) {
         throw SignoffError(e.what());
     }
+    if (const size_t deep = jsonDepthExceeded(text); deep != std::string::npos)
+        throw SignoffError(path + ": byte " + std::to_string(deep) + ": not a sign-off record (" +
+                           jsonDepthMessage() + ")");
+    if (const auto dup = firstDuplicateKey(text))   // nlohmann would keep the last silently
+        throw SignoffError(path + ": byte " + std::to_string(dup->offset) + ": " + dup->message);
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(text);

@@ -14,7 +14,9 @@
 #include "core/base/errors.h"
 #include "core/base/safe_open.h"
 #include "core/base/safe_write.h"
+#include "core/base/json_depth.h"
 #include "core/base/sha256.h"
+#include "core/formats/json_scan.h"
 #include "core/signoff/signoff.h"
 
 namespace kcx {
@@ -48,6 +50,12 @@ nlohmann::json readJsonFile(const std::string& path, const char* what) {
     } catch (const InputError& e) {
         throw SignoffError(e.what());
     }
+    if (const size_t deep = jsonDepthExceeded(text); deep != std::string::npos)
+        throw SignoffError(path + ": byte " + std::to_string(deep) + ": not a kcx " + std::string(what) + " (" +
+                           jsonDepthMessage() + ")");
+    if (const auto dup = firstDuplicateKey(text))
+        throw SignoffError(path + ": byte " + std::to_string(dup->offset) + ": not a kcx " + std::string(what) + " (" +
+                           dup->message + ")");
     try {
         return nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error&) {

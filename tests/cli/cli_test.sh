@@ -52,6 +52,14 @@ check per-token 0 "$kcx" metrics --run small.jsonl --metrics log_ratio,k2 --per-
 contains per-token-header pt.csv "sequence,position,token,log_ratio,k2"
 contains per-token-row pt.csv "a,0,3,0.69314718055994529,0.24022650695910069"
 contains per-token-missing pt.csv "a,1,4,,"
+# Ids a spreadsheet would run as formulas are neutralised; numbers stay numbers (issue 16).
+printf '%s\n' '{"id": "=HYPERLINK(\"http://evil\",\"x\")", "tokens": [3], "logp_train": [-1], "logp_inf": [-1]}' \
+  '{"id": "-7", "tokens": [3], "logp_train": [-1], "logp_inf": [-1]}' \
+  '{"id": "@cmd", "tokens": [3], "logp_train": [-1], "logp_inf": [-1]}' > formula.jsonl
+check per-token-formula 0 "$kcx" metrics --run formula.jsonl --metrics log_ratio --per-token f.csv --quiet
+contains per-token-formula-id f.csv "\"'=HYPERLINK(\"\"http://evil\"\",\"\"x\"\")\",0,3,0"
+contains per-token-number-id f.csv "-7,0,3,0"
+contains per-token-at-id f.csv "'@cmd,0,3,0"
 
 printf '%s\n' '{"id": "a", "tokens": [1, 2], "logp_train": [-1, -2], "logp_inf": [-1]}' > short.jsonl
 check length-mismatch 2 "$kcx" metrics --run short.jsonl

@@ -22,13 +22,14 @@ private slots:
     // fuzz_contract's finding: yaml-cpp 0.7 never finished this 210-byte text (it built
     // nodes until memory ran out). Now a clear error at once.
     void runawayYamlIsStopped() {
-        const std::string text = std::string(", " "\x22" "name" "\x22" ": " "\x22" "kcx" "\x0d" "gat" "\x00" "em" "\x22" "9.99an" "\x22" ", " "\x22" "min" "\x22" ": 0.95}], " "\x22" "statistn" "\x22" ": " "\x22" "block_promotion" "\x22" "}, {" "\x22" "default" "\x22" ": " "\x22" "`a{" "\x22" "kcocx_ntra" "a" "t" "\x22" ": 1, " "\x22" "name" "\x22" ": " "\x22" "kcx" "\x0d" "gat" "\x00" "em" "\x22" "9.99an" "\x22" ", " "\x22" "min" "\x22" ": 0.95}], " "\x22" "statistn" "\x22" ": " "\x22" "block_promotion" "\x22" "}, {" "\x22" "default" "\x22" ": " "\x22" "`arn" "\x22" "}]}", 210);
+        const std::string text = std::string(", " "\x22" "name" "\x22" ": " "\x22" "kcx" "\x0d" "gat" "\x01" "em" "\x22" "9.99an" "\x22" ", " "\x22" "min" "\x22" ": 0.95}], " "\x22" "statistn" "\x22" ": " "\x22" "block_promotion" "\x22" "}, {" "\x22" "default" "\x22" ": " "\x22" "`a{" "\x22" "kcocx_ntra" "a" "t" "\x22" ": 1, " "\x22" "name" "\x22" ": " "\x22" "kcx" "\x0d" "gat" "\x01" "em" "\x22" "9.99an" "\x22" ", " "\x22" "min" "\x22" ": 0.95}], " "\x22" "statistn" "\x22" ": " "\x22" "block_promotion" "\x22" "}, {" "\x22" "default" "\x22" ": " "\x22" "`arn" "\x22" "}]}", 210);
         try {
             parseContract(text, "slow.yaml");
             QFAIL("the runaway text parsed");
         } catch (const InputError& e) {
             // (The fuzzer's text had one stray byte 0xE2, which the UTF-8 check now stops
-            // first; it is an 'a' here so that the event budget is what stops it.)
+            // first; it is an 'a' here so that the event budget is what stops it. Its NUL bytes
+            // are 0x01 for the same reason: a NUL is now refused at once.)
             QVERIFY2(std::string(e.what()).rfind("slow.yaml:", 0) == 0 &&
                          std::string(e.what()).find("did not come to an end") != std::string::npos,
                      e.what());
@@ -179,6 +180,48 @@ private slots:
         row("json syntax", "{\"kcx_contract\": 1,\n \"name\": \"t\",}", "2:14", "invalid JSON: syntax error while parsing object key");
         row("json trailing", "{\"kcx_contract\": 1, \"name\": \"t\"} x", "1:34", "invalid JSON");
         row("two documents", kHead + "---\nname: u\n", "4:1", "a contract is one YAML document");
+        // caps on counts (issue 16: `resamples: 1e13` died with std::bad_alloc and no place)
+        const std::string s2 = kHead + "statistical:\n  - id: S2\n    metric: reward_diff\n    test: mean\n"
+                                       "    min: -0.01\n    max: 0.01\n    resamples: ";
+        row("resamples 1e13", s2 + "1e13\n", "9:16", "'resamples' must be at most 1,000,000 (the cap on this count), found '1e13'");
+        row("resamples 1e8", s2 + "100000000\n", "9:16", "'resamples' must be at most 1,000,000");
+        row("resamples beyond int64", s2 + "100000000000000000000000\n", "9:16", "'resamples' must be at most 1,000,000");
+        row("resamples json", "{\"kcx_contract\": 1, \"name\": \"t\", \"statistical\": [{\"id\": \"S\",\n"
+            "\"metric\": \"reward_diff\", \"test\": \"mean\", \"max\": 1, \"resamples\": 1e13}]}",
+            "2:65", "'resamples' must be at most 1,000,000");
+        row("min_samples", kHead + "statistical:\n  - {id: S, metric: tv, test: exceedance, level: 0.1, max: 0.1, "
+            "min_samples: 1e300}\n", "4:78", "'min_samples' must be at most 1,000,000,000,000");
+        row("positions", n1 + "    positions: [0, 1e15]\n", "8:20", "'positions' must be at most 1,000,000,000,000");
+        row("seq_len", kHead + "bounds:\n  seq_len: 99999999999999999\n", "4:12", "'seq_len' must be at most 1,000,000,000,000");
+        // deep nesting, at the first bracket past the limit (issue 16, case 5)
+        row("deep yaml", kHead + "description: " + std::string(100000, '[') + std::string(100000, ']') + "\n", "3:78",
+            "nested deeper than 64 levels");
+        row("deep json", "{\"kcx_contract\": 1, \"name\": \"t\", \"description\": " + std::string(1000000, '[') +
+            std::string(1000000, ']') + "}", "1:112", "JSON nested deeper than 64 levels");
+        // clause ids that read the same as another (issue 16, case 8: "N1" and "N1\u200B" passed as two)
+        const std::string n1b = n1 + "  - id: N1\u200B\n    metric: abs_log_ratio\n    aggregate: p99\n    max: 0.2\n";
+        row("zero-width id", n1b, "8:9", "'id' holds U+200B (a character that does not show) at character 3");
+        row("bidi id", kHead + "numerical:\n  - id: \"\u202EN1\"\n", "4:9", "'id' holds U+202E");
+        row("isolate id", kHead + "numerical:\n  - {id: N\u20661, metric: tv}\n", "4:10", "'id' holds U+2066");
+        row("bom id", kHead + "numerical:\n  - id: \uFEFFN1\n", "4:9", "'id' holds U+FEFF");
+        row("word joiner id", kHead + "numerical:\n  - id: N\u20601\n", "4:9", "'id' holds U+2060");
+        row("control id", kHead + "numerical:\n  - id: \"N\\t1\"\n", "4:9", "'id' holds U+0009 (a control character)");
+        row("nbsp id", kHead + "numerical:\n  - id: N1\u00A0\n", "4:9", "'id' holds U+00A0");
+        row("space id", kHead + "numerical:\n  - id: \"N1 \"\n", "4:9", "'id' holds a space at the end");
+        row("json zwj id", "{\"kcx_contract\": 1, \"name\": \"t\", \"numerical\": [{\"id\": \"N\\u200d1\"}]}", "1:55",
+            "'id' holds U+200D");
+        // a NUL byte (yaml-cpp read it as the end of a scalar)
+        row("nul", kHead + "description: ab" + std::string(1, '\0') + "c\n", "3:16", "NUL byte at line 3 column 16");
+    }
+
+    // Ids in any script stay valid (SPEC 4 allows any id); only what does not show is refused.
+    void visibleUnicodeIdsAreAccepted() {
+        const Contract c = parseContract(kHead + "numerical:\n  - {id: \"Größe-N1\", metric: tv, aggregate: mean, max: 1}\n"
+                                                 "  - {id: 数値1, metric: tv, aggregate: mean, max: 1}\n"
+                                                 "  - {id: \"a b\", metric: tv, aggregate: mean, max: 1}\n",
+                                         "ok.yaml");
+        QCOMPARE(c.clauses.size(), size_t(3));
+        QCOMPARE(c.clauses[1].id, std::string("数値1"));
     }
 
     void rejected() {

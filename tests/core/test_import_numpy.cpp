@@ -252,6 +252,37 @@ private slots:
         QCOMPARE(r2.header["kernels"]["inf"]["precision"].get<std::string>(), std::string("fp8_e4m3"));
     }
 
+    // Issue 16, case 5: a 53 KB .npz whose header member holds 10^6-deep JSON crashed the
+    // reader (a recursive copy of the tree). It is refused before parsing, naming the member.
+    void refusesDeepJsonInMembers() {
+        const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
+        for (const bool deflate : {false, true}) {
+            auto e = runEntries(deflate, false);
+            e.push_back({"header.npy", npy("|S" + std::to_string(deep.size()), {}, deep), deflate});
+            const std::string path = write("deep.npz", zipOf(e));
+            const std::string what = errorOf([&] { loadNpz(path); });
+            QVERIFY2(what.find(path + ": byte ") == 0, what.c_str());
+            QVERIFY2(what.find("member 'header.npy'") != std::string::npos, what.c_str());
+            QVERIFY2(what.find("'header' is JSON nested deeper than 64 levels, at character 65") != std::string::npos,
+                     what.c_str());
+        }
+        // The same in a 0-d unicode string.
+        auto e = runEntries(false, false);
+        const std::string obj = "{\"a\":" + std::string(5000, '{');
+        e.push_back({"slice_values.npy", npy("<U" + std::to_string(obj.size()), {}, utf32({obj}, obj.size()))});
+        const std::string path = write("deepu.npz", zipOf(e));
+        const std::string what = errorOf([&] { loadNpz(path); });
+        QVERIFY2(what.find("'slice_values' is JSON nested deeper than 64 levels") != std::string::npos, what.c_str());
+    }
+
+    // Issue 16, case 8: an .npy header length of 0 gets a message that says so.
+    void zeroHeaderLength() {
+        const std::string bytes = std::string("\x93NUMPY\x01\x00", 8) + le<uint16_t>({0}) + le<int64_t>({0, 3, 5, 6});
+        const std::string what = brokenMember("offsets.npy", bytes);
+        QVERIFY2(what.find("member 'offsets.npy': header length is 0") != std::string::npos, what.c_str());
+        QVERIFY2(what.find("broken.npz: byte ") != std::string::npos, what.c_str());
+    }
+
     void versionsAndDtypes() {
         // Versions 1, 2 and 3; tokens as |u1 and |b1, log-probs as <f4 and <f2.
         auto e = runEntries(false, false);

@@ -257,6 +257,28 @@ private slots:
         QVERIFY2(e6.find("cannot open") != std::string::npos, e6.c_str());
     }
 
+    // Issue 16, case 5: `kcx import` metadata nested ~52k deep crashed (a recursive copy of
+    // the parsed line). The line is refused before parsing, at the bracket past the limit.
+    void deepJsonIsRefusedAtItsPlace() {
+        const std::string deep = std::string(52000, '[') + std::string(52000, ']');
+        const std::string line2 = chatLine("b", {"a"}, {"-1"}, R"("usage":{"x":)" + deep + "},");
+        const std::string text = chatLine("a", {"a"}, {"-1"}) + "\n" + line2 + "\n";
+        const std::string e = expectError([&] { parseLogprobJsonl(text, "deep.jsonl"); });
+        // "usage" opens level 2, so the 63rd bracket of `deep` opens level 65 (columns are 1-based).
+        const size_t col = line2.find(R"("x":)") + 4 + 62 + 1;
+        QVERIFY2(e.rfind("deep.jsonl:2:" + std::to_string(col) + ": JSON nested deeper than 64 levels", 0) == 0,
+                 e.c_str());
+        // A key twice: nlohmann kept the last; now an error at the second (columns in the
+        // line as written, before bare NaN is quoted for the parser).
+        const std::string dupLine = R"({"id":"d","logp":[NaN, -1],"logp":[-2, -3]})";
+        const std::string d = expectError([&] { parseLogprobJsonl(dupLine, "dup.jsonl"); });
+        QVERIFY2(d.rfind("dup.jsonl:1:" + std::to_string(dupLine.rfind(R"("logp")") + 1) + ": duplicate key \"logp\"", 0) == 0,
+                 d.c_str());
+        // Brackets inside strings are text.
+        const std::string ok = chatLine("a", {std::string(200, '[')}, {"-1"}) + "\n";
+        QCOMPARE(parseLogprobJsonl(ok, "ok.jsonl").records.size(), size_t(1));
+    }
+
     void roundTripThroughSafetensors() {
         const std::string inf = write("inf.jsonl", chatLine("a", {"x", "y"}, {"-0.1", "-2.5"}, R"("metadata":{"t":"m"},)") +
                                                        "\n" + chatLine("b", {"z"}, {"null"}) + "\n");

@@ -221,6 +221,36 @@ private slots:
         }
     }
 
+    // Issue 16, case 8: bytes after the end of the gzip stream were ignored (zlib's gzread
+    // stops there). Now an error at the byte where they start; another gzip member there
+    // (cat a.gz b.gz) is read on.
+    void trailingDataAfterGzipIsAnError() {
+        const std::string a = "{\"id\": \"a\", \"tokens\": [1], \"logp_train\": [-1], \"logp_inf\": [-1]}\n";
+        const std::string b = "{\"id\": \"b\", \"tokens\": [2], \"logp_train\": [-1], \"logp_inf\": [-2]}\n";
+        auto gzBytes = [&](const std::string& text) {
+            const std::string p = writeTemp("m.jsonl.gz", "");
+            gzFile gz = gzopen(p.c_str(), "wb");
+            gzwrite(gz, text.data(), unsigned(text.size()));
+            gzclose(gz);
+            std::ifstream in(p, std::ios::binary);
+            return std::string((std::istreambuf_iterator<char>(in)), {});
+        };
+        const std::string ga = gzBytes(a), gb = gzBytes(b);
+        const Run both = loadRun(writeTemp("two.jsonl.gz", ga + gb));
+        QCOMPARE(both.ids, (std::vector<std::string>{"a", "b"}));
+        for (const std::string& tail : {std::string("garbage"), std::string(512, '\0'), std::string("\x1f")}) {
+            const std::string path = writeTemp("tail.jsonl.gz", ga + tail);
+            try {
+                loadRun(path);
+                QFAIL("trailing data after gzip was ignored");
+            } catch (const InputError& e) {
+                const std::string want = path + ": byte " + std::to_string(ga.size()) + ": " +
+                                         std::to_string(tail.size()) + " bytes of trailing data after the end of the gzip stream";
+                QVERIFY2(std::string(e.what()) == want, e.what());
+            }
+        }
+    }
+
     void truncatedGzipIsAnError() {
         std::string big;
         for (int i = 0; i < 2000; ++i)
@@ -283,6 +313,23 @@ private slots:
         QTest::newRow("trailing garbage") << ok + " x" << ":1:" << "unexpected text after";
         QTest::newRow("unterminated string") << "{\"id\": \"abc" << ":1:" << "unterminated string";
         QTest::newRow("late header") << ok + "\n" + R"({"kcx_header": {}})" << ":2:" << "missing required key";
+        // Duplicate keys (issue 16, case 8): arrays were concatenated, scalars last-wins.
+        // Each is an error at the second key.
+        QTest::newRow("duplicate tokens") << R"({"id": "s", "tokens": [1], "logp_train": [-1, -2], "logp_inf": [-1, -2], "tokens": [2]})"
+                                          << ":1:74:" << "duplicate key \"tokens\" in a sequence object";
+        QTest::newRow("duplicate logp") << R"({"id": "s", "tokens": [1], "logp_train": [-1], "logp_train": [-5], "logp_inf": [-1]})"
+                                        << ":1:48:" << "duplicate key \"logp_train\"";
+        QTest::newRow("duplicate id key") << ok + "\n" + R"({"id": "a", "id": "b", "tokens": [1], "logp_train": [-1], "logp_inf": [-1]})"
+                                          << ":2:13:" << "duplicate key \"id\"";
+        QTest::newRow("duplicate slice") << R"({"id": "s", "slices": {"task": "a", "task": "b"}, "tokens": [1], "logp_train": [-1], "logp_inf": [-1]})"
+                                         << ":1:37:" << "duplicate key \"task\" in slices";
+        QTest::newRow("duplicate in runtime") << R"({"id": "s", "tokens": [1], "logp_train": [-1], "logp_inf": [-1], "runtime": {"a": 1, "b": {"c": 1, "c": 2}}})"
+                                              << ":1:100:" << "duplicate key \"c\"";
+        QTest::newRow("duplicate header key") << R"({"kcx_header": {"x": 1}, "kcx_header": {}})" "\n" + ok
+                                              << ":1:26:" << "duplicate key \"kcx_header\"";
+        // A byte-order mark is named as such (it read "expected a JSON object").
+        QTest::newRow("bom") << QString(QChar(0xFEFF)) + ok << ":1:1:"
+                             << "the file starts with a UTF-8 byte-order mark; save it without one";
     }
     void badInput() {
         QFETCH(QString, text);

@@ -297,6 +297,10 @@ private slots:
         QVERIFY(failsWith("short.safetensors", "\x05\0\0\0\0", "truncated"));
         QVERIFY(failsWith("pastend.safetensors", le<uint64_t>({1000}) + "{}          ", "past the end of the file"));
         QVERIFY(failsWith("huge.safetensors", le<uint64_t>({uint64_t(1) << 40}) + "{}", "100 MB"));
+        // A header length of 0 says so (it read "not valid JSON").
+        std::string zero;
+        QVERIFY(failsWith("zero.safetensors", le<uint64_t>({0}) + "{}", "header length is 0", &zero));
+        QVERIFY2(zero.find("byte 0: ") != std::string::npos, zero.c_str());
         std::string what;
         QVERIFY(failsWith("notjson.safetensors", le<uint64_t>({8}) + "{not jso", "not valid JSON", &what));
         QVERIFY2(what.find("byte 10") != std::string::npos, what.c_str());   // 8 + where the parser gave up (the "o")
@@ -440,6 +444,36 @@ private slots:
         // A deeply nested header.
         const std::string deep(1 << 20, '[');
         tryLoad(le<uint64_t>({deep.size()}) + deep);
+    }
+
+    // Issue 16, case 5: JSON nested 10^6 deep inside a metadata string ran the stack out
+    // (nlohmann copies and serialises trees recursively). It is refused before it becomes a
+    // tree, at the metadata key, with the limit named.
+    void refusesDeepJson() {
+        const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
+        for (const char* key : {"header", "ids", "runtime", "slice_values"}) {
+            json meta = goodMeta();
+            meta[key] = deep;
+            std::string what;
+            QVERIFY(failsWith(std::string("deep_") + key + ".safetensors", build(goodSpecs(), meta).bytes,
+                              "metadata '" + std::string(key) + "' is JSON nested deeper than 64 levels", &what));
+            QVERIFY2(what.find("at character 65 of its value") != std::string::npos, what.c_str());
+        }
+        // 64 levels are fine (the value is then refused for what it is, not for its depth).
+        json meta = goodMeta();
+        meta["runtime"] = std::string(64, '[') + std::string(64, ']');
+        std::string what;
+        QVERIFY(failsWith("deep64.safetensors", build(goodSpecs(), meta).bytes, "runtime", &what));
+        QVERIFY2(what.find("deeper than") == std::string::npos, what.c_str());
+        // Valid JSON nested deep in the header itself, beside the tensors.
+        std::string header = "{\"x\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
+        QVERIFY(failsWith("deephead.safetensors", le<uint64_t>({header.size()}) + header,
+                          "the header is JSON nested deeper than 64 levels", &what));
+        QVERIFY2(what.find("byte " + std::to_string(8 + 6 + 63)) != std::string::npos, what.c_str());
+        // Brackets inside strings do not count.
+        meta = goodMeta();
+        meta["header"] = "{\"note\": \"" + std::string(1000, '[') + "\"}";
+        QVERIFY(loadSafetensors(writeTemp("brackets.safetensors", build(goodSpecs(), meta).bytes)).header.is_object());
     }
 
 };

@@ -226,6 +226,57 @@ private slots:
         QVERIFY(signedBytes(r).find("signature") == std::string::npos);
     }
 
+    // Issue 16, case 5: records and keys are read into a tree too. JSON nested past the
+    // limit is refused before parsing, naming the file and the byte of the bracket.
+    void deepJsonRecordsAndKeys() {
+        const std::string deep = "{\"reviewer\": " + std::string(1000000, '[') + std::string(1000000, ']') + "}";
+        const std::string record = path("deep.signoff.json"), pub = path("deep.pub");
+        spit(record, deep);
+        spit(pub, deep);
+        for (const auto& [file, read] : {std::pair<std::string, std::function<void()>>{record, [&] { readSignoff(record); }},
+                                         {pub, [&] { readPublicKey(pub); }}}) {
+            try {
+                read();
+                QFAIL("deep JSON was read");
+            } catch (const SignoffError& e) {
+                const std::string what = e.what();
+                // '{' opens level 1, so the 64th '[' (at byte 13 + 63) opens level 65.
+                QVERIFY2(what.rfind(file + ": byte 76: ", 0) == 0, what.c_str());
+                QVERIFY2(what.find("JSON nested deeper than 64 levels") != std::string::npos, what.c_str());
+            }
+        }
+    }
+
+    // A key written twice would let nlohmann keep the last one silently: refused at the second.
+    void duplicateKeysInRecordsAndKeys() {
+        const SignoffRecord r = signedRecord();
+        const std::string file = path("dup.signoff.json");
+        writeSignoff(r, file);
+        std::ifstream in(file, std::ios::binary);
+        std::string text((std::istreambuf_iterator<char>(in)), {});
+        const size_t brace = text.rfind('}');
+        text.insert(brace, ",\n  \"verdict\": \"pass\"\n");
+        spit(file, text);
+        try {
+            readSignoff(file);
+            QFAIL("a record with two verdicts was read");
+        } catch (const SignoffError& e) {
+            const std::string want = file + ": byte " + std::to_string(text.rfind("\"verdict\"")) +
+                                     ": duplicate key \"verdict\"";
+            QVERIFY2(std::string(e.what()).rfind(want, 0) == 0, e.what());
+        }
+        const std::string pub = path("dup.pub");
+        spit(pub, "{\"type\": \"ed25519-public\", \"public_key\": \"" + r.publicKey + "\", \"public_key\": \"" +
+                      std::string(64, 'a') + "\"}");
+        try {
+            readPublicKey(pub);
+            QFAIL("a key file with two keys was read");
+        } catch (const SignoffError& e) {
+            QVERIFY2(std::string(e.what()).find(pub + ": byte ") == 0, e.what());
+            QVERIFY2(std::string(e.what()).find("duplicate key \"public_key\"") != std::string::npos, e.what());
+        }
+    }
+
     // Sign against real files and check against them: the window and `kcx verify` use this.
     // Each change names exactly what it touched.
     void filesSignAndVerify() {
