@@ -229,7 +229,9 @@ private slots:
     // Issue 16, case 5: records and keys are read into a tree too. JSON nested past the
     // limit is refused before parsing, naming the file and the byte of the bracket.
     void deepJsonRecordsAndKeys() {
-        const std::string deep = "{\"reviewer\": " + std::string(1000000, '[') + std::string(1000000, ']') + "}";
+        // 200,000 levels: deep enough to overflow a recursive parser's stack, and under the
+        // 1 MiB cap on key files, so that the depth check (not the size cap) refuses it.
+        const std::string deep = "{\"reviewer\": " + std::string(200000, '[') + std::string(200000, ']') + "}";
         const std::string record = path("deep.signoff.json"), pub = path("deep.pub");
         spit(record, deep);
         spit(pub, deep);
