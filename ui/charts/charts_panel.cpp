@@ -16,6 +16,7 @@
 #include "ui/charts/slice_bars_chart.h"
 #include "ui/session/session.h"
 #include "ui/style/metric_help.h"
+#include "ui/style/toolbar_labels.h"
 
 namespace kcx::ui {
 
@@ -78,17 +79,7 @@ ChartsPanel::ChartsPanel(Session* session, QWidget* parent)
 }
 
 void ChartsPanel::setCompact(bool compact) {
-    for (QLabel* label : labels_)
-        label->setVisible(!compact);
-    // A hidden tab does not lay itself out again by itself: its minimum width would stay
-    // the one with the labels, and hold the window's divider.
-    for (QWidget* w = labels_.front()->parentWidget(); w; w = w->parentWidget()) {
-        if (w->layout())
-            w->layout()->invalidate();
-        w->updateGeometry();
-        if (w->isWindow())
-            break;
-    }
+    showToolbarLabels(labels_, !compact);
 }
 
 void ChartsPanel::buildControls(QWidget* bar) {

@@ -15,6 +15,7 @@
 #include "ui/heatmap/heatmap_view.h"
 #include "ui/session/session.h"
 #include "ui/style/metric_help.h"
+#include "ui/style/toolbar_labels.h"
 
 namespace kcx::ui {
 
@@ -112,17 +113,7 @@ HeatmapPanel::~HeatmapPanel() = default;
 
 void HeatmapPanel::setCompact(bool compact) {
     // The combo boxes keep their tooltips and accessible names; only the words go.
-    for (QLabel* label : labels_)
-        label->setVisible(!compact);
-    // A hidden tab does not lay itself out again by itself: its minimum width would stay
-    // the one with the labels, and hold the window's divider.
-    for (QWidget* w = labels_.front()->parentWidget(); w; w = w->parentWidget()) {
-        if (w->layout())
-            w->layout()->invalidate();
-        w->updateGeometry();
-        if (w->isWindow())
-            break;
-    }
+    showToolbarLabels(labels_, !compact);
 }
 
 QString HeatmapPanel::metric() const { return metric_->currentText(); }
