@@ -45,7 +45,7 @@ bool isHex(const std::string& s, size_t n) {
     return s.size() == n && s.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
 
-struct Fields {
+struct RecordFields {
     const nlohmann::json& j;
     const std::string& source;
 
@@ -114,7 +114,7 @@ SignoffRecord signoffFromJson(const nlohmann::json& j, const std::string& source
     for (const auto& [k, v] : j.items())
         if (!kKeys.count(k))
             throw SignoffError(source + ": " + k + ": unknown key in a sign-off record");
-    const Fields f{j, source};
+    const RecordFields f{j, source};
     SignoffRecord r;
     const auto& fmt = f.at("kcx_signoff");
     if (!fmt.is_number_integer() || fmt.get<int64_t>() != kSignoffFormat)
