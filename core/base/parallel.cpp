@@ -1,6 +1,11 @@
 #include "core/base/parallel.h"
 
+#ifdef __linux__
+#include <sched.h>
+#endif
+
 #include <algorithm>
+#include <cstdlib>
 #include <atomic>
 #include <exception>
 #include <mutex>
@@ -9,10 +14,30 @@
 
 namespace kcx {
 
+namespace {
+// KCX_THREADS when set to a count in [1, 1024]; else the CPUs this process may run on (a
+// Slurm job or `taskset` gets its share, not the node's); else hardware concurrency.
+int defaultThreads() {
+    if (const char* env = std::getenv("KCX_THREADS")) {
+        char* end = nullptr;
+        const long n = std::strtol(env, &end, 10);
+        if (end != env && *end == 0 && n >= 1 && n <= 1024)
+            return int(n);
+    }
+#ifdef __linux__
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+#endif
+    return std::max(1, int(std::thread::hardware_concurrency()));
+}
+}  // namespace
+
 int resolveThreads(int requested) {
     if (requested > 0)
         return requested;
-    return std::max(1, int(std::thread::hardware_concurrency()));
+    static const int threads = defaultThreads();
+    return threads;
 }
 
 void parallelChunks(size_t n, size_t chunks, int threads,

@@ -6,7 +6,9 @@
 
 namespace kcx {
 
-int resolveThreads(int requested);   // 0 = hardware concurrency, at least 1
+// `requested` when > 0; for 0, KCX_THREADS if set (1..1024), else the CPUs this process may
+// run on (sched affinity), else hardware concurrency. No result depends on it (kReduceBlock).
+int resolveThreads(int requested);
 
 // Runs body(chunkIndex, begin, end) for `chunks` contiguous ranges covering [0, n) on up
 // to `threads` threads; rethrows the first exception. Chunks are handed out in order.

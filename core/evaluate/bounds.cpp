@@ -1,5 +1,6 @@
 // The bound chain of SPEC 5. The mathematics, and the choices SPEC leaves open, are in
 // docs/bounds.md; this file follows it step by step.
+#include "core/base/det_math.h"
 #include "core/evaluate/bounds.h"
 
 #include <cmath>
@@ -105,7 +106,7 @@ Input rhoOf(const Contract& contract, MetricEngine& engine) {
 double seqTv(double delta, double T) {
     if (delta >= 1.0)
         return 1.0;
-    return -std::expm1(T * std::log1p(-delta));
+    return -det::expm1(T * det::log1p(-delta));
 }
 
 }  // namespace
@@ -124,7 +125,7 @@ std::vector<BoundStep> boundChain(const Contract& contract, MetricEngine& engine
     tv.assumption = "Both kernels give softmaxes over the same vocabulary, and at every position "
                     "logit_drift = (max d - min d)/2 <= epsilon, d = z_train - z_inf";
     if (eps.value) {
-        tv.bound = std::tanh(*eps.value / 2.0);
+        tv.bound = det::tanh(*eps.value / 2.0);
         tv.vacuous = *tv.bound >= 1.0;
         tv.title = "per-token TV <= tanh(epsilon/2) = " + num(*tv.bound) + " (epsilon = " + num(*eps.value) + ")";
     } else {
@@ -188,7 +189,7 @@ std::vector<BoundStep> boundChain(const Contract& contract, MetricEngine& engine
         uint64_t n = 0;
         for (double x : slr->values)
             if (std::isfinite(x)) {
-                s += x < 0 ? -std::expm1(x) : 0.0;
+                s += x < 0 ? -det::expm1(x) : 0.0;
                 ++n;
             }
         if (n) {
@@ -241,7 +242,7 @@ std::vector<BoundStep> boundChain(const Contract& contract, MetricEngine& engine
     // e^rho - 1, absent when it overflows.
     std::optional<double> growth;
     if (rho.value && *rho.value <= kMaxExponent)
-        growth = std::expm1(*rho.value);
+        growth = det::expm1(*rho.value);
 
     BoundStep pg;
     pg.step = "pg_bias";
@@ -282,8 +283,8 @@ std::vector<BoundStep> boundChain(const Contract& contract, MetricEngine& engine
     if (rho.value && horizon) {
         const double x = *rho.value * *horizon;
         if (x <= kMaxExponent) {
-            sr.lower = std::exp(-x);
-            sr.bound = std::exp(x);
+            sr.lower = det::exp(-x);
+            sr.bound = det::exp(x);
             sr.title = "sequence ratio in [e^(-T rho), e^(T rho)] = [" + num(*sr.lower) + ", " + num(*sr.bound) +
                        "] (T rho = " + num(x) + ")";
         } else {
@@ -299,7 +300,7 @@ std::vector<BoundStep> boundChain(const Contract& contract, MetricEngine& engine
         const auto sabs = engine.get("seq_abs_log_ratio");
         if (auto m = maxOf(engine, "seq_abs_log_ratio")) {
             if (*m <= kMaxExponent) {
-                sr.observed = std::exp(*m);
+                sr.observed = det::exp(*m);
                 sr.observedName = "exp(max |seq_log_ratio|) over " + std::to_string(sabs->count) + " sequences";
             } else {
                 sr.observedName = "exp(max |seq_log_ratio|) overflows: max |seq_log_ratio| = " + num(*m);
@@ -343,7 +344,7 @@ std::vector<BoundStep> boundChain(const Contract& contract, MetricEngine& engine
             uint64_t n = 0, out = 0;
             for (double r : lr->values)
                 if (std::isfinite(r)) {
-                    const double w = std::exp(r);
+                    const double w = det::exp(r);
                     out += (w < 1.0 - c || w > 1.0 + c) ? 1 : 0;
                     ++n;
                 }

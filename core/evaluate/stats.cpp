@@ -1,5 +1,6 @@
 #include "core/evaluate/stats.h"
 
+#include "core/base/det_math.h"
 #include "core/base/xoshiro.h"
 
 #include <algorithm>
@@ -23,7 +24,7 @@ double normalQuantile(double p) {
     const double lo = 0.02425, hi = 1 - lo;
     double x;
     if (p < lo) {
-        const double q = std::sqrt(-2 * std::log(p));
+        const double q = std::sqrt(-2 * det::log(p));
         x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
             ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
     } else if (p <= hi) {
@@ -31,14 +32,14 @@ double normalQuantile(double p) {
         x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
             (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
     } else {
-        const double q = std::sqrt(-2 * std::log1p(-p));
+        const double q = std::sqrt(-2 * det::log1p(-p));
         x = -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
             ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
     }
     // Halley refinement against the exact CDF, 0.5 erfc(-x / sqrt 2).
     for (int i = 0; i < 2; ++i) {
-        const double e = 0.5 * std::erfc(-x / std::sqrt(2.0)) - p;
-        const double u = e * std::sqrt(2 * M_PI) * std::exp(x * x / 2);
+        const double e = 0.5 * det::erfc(-x / std::sqrt(2.0)) - p;
+        const double u = e * std::sqrt(2 * M_PI) * det::exp(x * x / 2);
         x = x - u / (1 + x * u / 2);
     }
     return x;

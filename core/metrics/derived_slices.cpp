@@ -6,6 +6,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "core/base/det_math.h"
 #include "core/base/parallel.h"
 
 namespace kcx {
@@ -19,7 +20,7 @@ const char* const kEntropy = "derived.entropy_bucket";
 const char* const kTop1 = "derived.top1_agree";
 
 // log(1e-3), log(1e-2), log(0.1): p_inf buckets compare the log-prob directly.
-const double kLogP[] = {std::log(1e-3), std::log(1e-2), std::log(0.1)};
+const double kLogP[] = {det::log(1e-3), det::log(1e-2), det::log(0.1)};
 
 int bucketOf(size_t x) {
     int b = 0;
@@ -121,7 +122,9 @@ std::string runtimeValueText(const nlohmann::json& v) {
             return "r_neg";
         if (d < 1)
             return "r_lt_1";
-        const double lo = std::exp2(std::floor(std::log2(d)));
+        int e = 0;
+        std::frexp(d, &e);   // d = m 2^e, m in [1/2, 1): exact, unlike floor(log2(d)) near 2^k
+        const double lo = std::ldexp(1.0, e - 1);
         return "r_" + std::to_string(int64_t(lo)) + "_" + std::to_string(int64_t(2 * lo));
     }
     return "";
@@ -215,7 +218,7 @@ std::shared_ptr<DerivedCodes> DerivedSlices::compute(const std::string& key, con
                             ok = lp == -INFINITY;   // a zero probability contributes nothing
                             continue;
                         }
-                        const double p = std::exp(lp);
+                        const double p = det::exp(lp);
                         mass += p;
                         h -= p * lp;
                     }
@@ -223,7 +226,7 @@ std::shared_ptr<DerivedCodes> DerivedSlices::compute(const std::string& key, con
                         continue;
                     const double rest = std::max(0.0, 1.0 - mass);
                     if (rest > 0)
-                        h -= rest * std::log(rest);
+                        h -= rest * det::log(rest);
                     out->token[i] = int8_t(entropyBucket(h));
                 }
             });

@@ -1,5 +1,4 @@
 // The full-logit row kernel for AVX2 + FMA (compiled with -mavx2 -mfma; see logit_row_fns.h).
-#define Eigen kcx_eigen_avx2
 #define KCX_LOGIT_ISA isa_avx2
 #define KCX_LOGIT_TABLE logitRowAvx2
 #define KCX_LOGIT_NAME "avx2"

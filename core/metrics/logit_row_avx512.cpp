@@ -1,5 +1,4 @@
 // The full-logit row kernel for AVX-512 F/DQ (see logit_row_fns.h).
-#define Eigen kcx_eigen_avx512
 #define KCX_LOGIT_ISA isa_avx512
 #define KCX_LOGIT_TABLE logitRowAvx512
 #define KCX_LOGIT_NAME "avx512"

@@ -2,11 +2,13 @@
 //
 // logit_row.h is compiled three times: logit_row_generic.cpp (the baseline x86-64 or any
 // other target), logit_row_avx2.cpp (-mavx2 -mfma) and logit_row_avx512.cpp (AVX-512 F/DQ).
-// Each defines its own table; logitRowFns() picks the best one the CPU runs. To keep code
-// built for a wider instruction set out of the baseline path, the wide translation units
-// rename Eigen's namespace (Eigen is header-only, so each gets a private copy whose inline
-// functions cannot be merged with the baseline's by the linker) and use no other inline
-// library code.
+// Each defines its own table; logitRowFns() picks the best one the CPU runs. The three give
+// the same doubles to the bit: the kernel is plain IEEE arithmetic with det::exp/det::log
+// (core/base/det_math.h) and sums in a fixed order, built with -ffp-contract=off, so the
+// choice changes the speed and never a result (docs/signoff.md). To keep code built for a
+// wider instruction set out of the baseline path, the kernel and det_math live in
+// translation-unit-local namespaces (nothing the linker could merge with the baseline's
+// copies) and the wide units use no other inline library code.
 #pragma once
 
 #include <cstddef>

@@ -53,8 +53,7 @@ std::vector<MetricValues> logitMetrics(const Run& run, const MetricOptions& opti
     Counts counts;
     parallelChunks(rows, chunks, options.threads, [&](size_t, size_t b, size_t e) {
         const LogitRowKernels& fns = withJs ? logitRowFns().withJs : logitRowFns().plain;
-        // 64-byte aligned: Eigen's reductions peel by address, so the alignment must not
-        // vary between runs or the last bits of the sums would (results are reproducible).
+        // 64-byte aligned for the vector loads; the sums' order does not depend on it.
         std::unique_ptr<double[], AlignedDelete> scratch(
             static_cast<double*>(::operator new[](2 * v * sizeof(double) + 64, std::align_val_t(64))));
         uint64_t c = 0, miss = 0, nf = 0;

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "core/base/parallel.h"
+#include "core/base/det_math.h"
 #include "core/metrics/metrics_kernels.h"
 
 namespace kcx::detail {
@@ -60,13 +61,13 @@ template <Op op>
 inline double apply(double r, double a, double b, double clip) {
     if constexpr (op == Op::LogRatio) return r;
     else if constexpr (op == Op::AbsLogRatio) return std::fabs(r);
-    else if constexpr (op == Op::Ratio) return std::exp(r);
-    else if constexpr (op == Op::ProbDiff) return std::fabs(std::exp(a) - std::exp(b));
+    else if constexpr (op == Op::Ratio) return det::exp(r);
+    else if constexpr (op == Op::ProbDiff) return std::fabs(det::exp(a) - det::exp(b));
     else if constexpr (op == Op::K1) return -r;
     else if constexpr (op == Op::K2) return 0.5 * r * r;
-    else if constexpr (op == Op::K3) return std::expm1(r) - r;
-    else if constexpr (op == Op::Chi2) { const double w = std::exp(r); return w * w - 1.0; }
-    else { const double w = std::exp(r); return (w < 1.0 - clip || w > 1.0 + clip) ? 1.0 : 0.0; }
+    else if constexpr (op == Op::K3) return det::expm1(r) - r;
+    else if constexpr (op == Op::Chi2) { const double w = det::exp(r); return w * w - 1.0; }
+    else { const double w = det::exp(r); return (w < 1.0 - clip || w > 1.0 + clip) ? 1.0 : 0.0; }
 }
 
 template <Op op, class TA, class TB>
@@ -191,7 +192,7 @@ std::vector<MetricValues> sequenceMetrics(const Run& run, const MetricOptions& o
             }
             ++c;
             const double vals[kSeq] = {sum, std::fabs(sum), maxAbs, sumAbs / double(len),
-                                       std::exp(sum / double(len)), std::exp(std::clamp(sum, -20.0, 20.0))};
+                                       det::exp(sum / double(len)), det::exp(std::clamp(sum, -20.0, 20.0))};
             for (size_t j = 0; j < kSeq; ++j)
                 out[j].values[s] = vals[j];
         }
@@ -253,11 +254,11 @@ MetricValues runMetric(const Run& run, std::string_view name, const MetricOption
                         (st == 1 ? p.miss : p.nf)++;
                         continue;
                     }
-                    const double a = A[i], q = B[i], w = std::exp(a - q);
+                    const double a = A[i], q = B[i], w = det::exp(a - q);
                     ++p.nPair;
                     sumDiff += q - a;
-                    p.sp += std::exp(a);
-                    p.sq += std::exp(q);
+                    p.sp += det::exp(a);
+                    p.sq += det::exp(q);
                     if (std::isfinite(w)) {
                         ++p.nw;
                         p.sw += w;
@@ -311,7 +312,7 @@ MetricValues runMetric(const Run& run, std::string_view name, const MetricOption
                         for (size_t i = 0; i < A.size(); ++i) {
                             if (inputState(A[i], B[i]))
                                 continue;
-                            const double dp = std::exp(double(A[i])) - mp, dq = std::exp(double(B[i])) - mq;
+                            const double dp = det::exp(double(A[i])) - mp, dq = det::exp(double(B[i])) - mq;
                             cov[s] += dp * dq;
                             vp[s] += dp * dp;
                             vq[s] += dq * dq;

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/base/parallel.h"
+#include "core/base/det_math.h"
 #include "core/metrics/metrics_kernels.h"
 
 namespace kcx::detail {
@@ -45,7 +46,7 @@ Bounds bounds(const std::vector<Entry>& a, std::vector<Entry>& bById) {
                                          [](const Entry& x, int32_t id) { return x.id < id; });
         if (it == bById.end() || it->id != e.id)
             continue;
-        const double p = std::exp(e.logp), q = std::exp(it->logp);
+        const double p = det::exp(e.logp), q = det::exp(it->logp);
         P += p;
         Q += q;
         sumAbs += std::fabs(p - q);
@@ -58,7 +59,7 @@ Bounds bounds(const std::vector<Entry>& a, std::vector<Entry>& bById) {
     constexpr double kRestNoise = 1e-9;
     if (restP > kRestNoise || (restP > 0 && restQ > 0)) {
         if (restQ > 0)
-            out.kl += restP * std::log(restP / restQ);
+            out.kl += restP * det::log(restP / restQ);
         else
             out.klFinite = false;
     }

@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/base/det_math.h"
 #include "core/metrics/quantile.h"
 
 namespace kcx {
@@ -129,8 +130,17 @@ std::optional<uint64_t> quantileIntervalMinCount(double q, bool upper, double co
         return std::nullopt;
     if (base <= 0)
         return uint64_t(1);
-    auto enough = [&](uint64_t n) { return std::pow(base, double(n)) <= tail; };
-    uint64_t n = uint64_t(std::max(1.0, std::ceil(std::log(tail) / std::log(base))));
+    // base^n by repeated squaring: plain multiplications, the same double on every CPU
+    // (glibc's pow depends on it; docs/signoff.md).
+    auto power = [&](uint64_t n) {
+        double r = 1, b = base;
+        for (; n; n >>= 1, b *= b)
+            if (n & 1)
+                r *= b;
+        return r;
+    };
+    auto enough = [&](uint64_t n) { return power(n) <= tail; };
+    uint64_t n = uint64_t(std::max(1.0, std::ceil(det::log(tail) / det::log(base))));
     while (n > 1 && enough(n - 1))
         --n;
     while (!enough(n))
