@@ -6,6 +6,7 @@
 #include <QApplication>
 #include <QCoreApplication>
 #include <QDir>
+#include <QFileInfo>
 #include <QFile>
 #include <QLabel>
 #include <QProcess>
@@ -17,6 +18,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <sys/stat.h>
 
 #include "tests/support/qt_files.h"
 #include "ui/session/recovery.h"
@@ -156,6 +158,30 @@ private slots:
         qunsetenv("KCX_RECOVER");
         QCOMPARE(w.undoStack()->count(), 0);
         QVERIFY(!QFile::exists(recoveryFile(contractPath())));
+    }
+
+    // Issue 16: a recovery file nested 10^6 deep (which crashed nlohmann's recursive copy)
+    // and a FIFO in its place (which would block the read forever) are refused and removed;
+    // the contract opens without edits.
+    void hostileRecoveryFilesAreRemoved() {
+        QDir().mkpath(dir_.filePath("recovery"));
+        const QString file = recoveryFile(contractPath());
+        writeAll(file, "{\"contract\": " + QByteArray(1000000, '[') + QByteArray(1000000, ']') + "}");
+        qputenv("KCX_RECOVER", "restore");
+        {
+            MainWindow w;
+            QVERIFY(w.openContract(contractPath()));
+            QCOMPARE(w.undoStack()->count(), 0);
+        }
+        QVERIFY(!QFile::exists(file));
+        QCOMPARE(mkfifo(QFile::encodeName(file).constData(), 0600), 0);
+        {
+            MainWindow w;
+            QVERIFY(w.openContract(contractPath()));   // returns: nothing waits on the FIFO
+            QCOMPARE(w.undoStack()->count(), 0);
+        }
+        qunsetenv("KCX_RECOVER");
+        QVERIFY(!QFileInfo::exists(file));
     }
 
     // Kill a saving process at random moments: the contract is always one whole version.

@@ -10,9 +10,13 @@
 #include <QThreadPool>
 
 #include <cstdio>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
+#include "core/base/json_depth.h"
+#include "core/base/printable.h"
+#include "core/base/safe_open.h"
 #include "core/base/sha256.h"
 
 namespace kcx::ui {
@@ -79,11 +83,16 @@ void removeRecovery(const QString& contractPath) {
 std::optional<RecoveryState> readRecovery(const QString& contractPath) {
     waitForRecovery();
     const QString file = recoveryFile(contractPath);
-    QFile in(file);
-    if (!in.open(QIODevice::ReadOnly))
+    if (!QFileInfo::exists(file))
         return std::nullopt;
     try {
-        const auto j = nlohmann::json::parse(in.readAll().toStdString());
+        // Read like every other JSON from disk (issue 16): a regular file only (a FIFO put
+        // there would hang the window), at most 16 MiB (a recovery file holds a few edits),
+        // nesting checked before the text becomes a tree.
+        const std::string text = readRegularFile(file.toStdString(), 16u << 20, "recovery file");
+        if (const size_t at = jsonDepthExceeded(text); at != std::string::npos)
+            throw std::runtime_error(jsonDepthMessage() + " at byte " + std::to_string(at));
+        const auto j = nlohmann::json::parse(text);
         RecoveryState r;
         r.contract = QString::fromStdString(j.at("contract").get<std::string>());
         r.baseSha256 = j.at("base_sha256").get<std::string>();
@@ -92,8 +101,8 @@ std::optional<RecoveryState> readRecovery(const QString& contractPath) {
             r.edits.push_back({e.at("clause").get<std::string>(), e.at("which").get<std::string>(), e.at("value").get<double>()});
         return r;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "kcx: %s: damaged recovery file removed (%s)\n", qPrintable(file), e.what());
-        in.close();
+        std::fprintf(stderr, "kcx: %s: damaged recovery file removed (%s)\n", printable(file.toStdString()).c_str(),
+                     printable(e.what()).c_str());
         QFile::remove(file);
         return std::nullopt;
     }
