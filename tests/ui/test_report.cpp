@@ -26,6 +26,8 @@
 #include "ui/report/report_action.h"
 #include "ui/session/session.h"
 
+#include "tests/support/qt_files.h"
+
 using namespace kcx;
 using namespace kcx::ui;
 
@@ -340,6 +342,27 @@ private slots:
         QVERIFY(!QFile::exists(missing));
         QVERIFY(!isReportPath(QStringLiteral("x.png")));
         QVERIFY(isReportPath(QStringLiteral("X.PDF")));
+    }
+
+    // Issue 16: the report never replaces what it reports on. A run, contract or record at
+    // the report's path (here: reached through a link named report.html) is refused by
+    // name and left as it was.
+    void neverWritesOverItsInputs() {
+        ReportInput in = input(contractPath_);
+        in.runPath = dir_.filePath(QStringLiteral("the-run.jsonl")).toStdString();
+        kcx::test::writeAll(QString::fromStdString(in.runPath), "{\"id\": \"s\"}\n");
+        for (const QString role : {QStringLiteral("contract"), QStringLiteral("run")}) {
+            const std::string target = role == QLatin1String("run") ? in.runPath : in.contractPath;
+            QVERIFY(!target.empty());
+            const QByteArray before = kcx::test::readAll(QString::fromStdString(target));
+            const QString link = dir_.filePath(QStringLiteral("report.html"));
+            QFile::remove(link);
+            QVERIFY(QFile::link(QString::fromStdString(target), link));
+            const QString error = writeReport(link, in);
+            QVERIFY2(error.contains(QStringLiteral("refusing")) && error.contains(role), qPrintable(error));
+            QCOMPARE(kcx::test::readAll(QString::fromStdString(target)), before);
+            QFile::remove(link);
+        }
     }
 };
 

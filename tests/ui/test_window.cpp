@@ -252,6 +252,43 @@ private slots:
         QVERIFY(!convert->isVisible());
     }
 
+    // Issue 16: converting never writes over the run itself. Here the suggested output name
+    // is a link to the run (as a name typed in the dialog could be): refused by name, and
+    // the run is byte for byte what it was.
+    void convertNeverWritesOverTheRun() {
+        const QString path = dir_.path() + "/linked.jsonl";
+        const QByteArray text =
+            "{\"id\": \"a\", \"tokens\": [1, 2], \"logp_train\": [-1, -2], \"logp_inf\": [-1.5, -2]}\n";
+        QFile out(path);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(text);
+        out.close();
+        QVERIFY(QFile::link(path, dir_.path() + "/linked.safetensors"));
+        qputenv("KCX_CONVERT_OFFER_MS", "0");
+        MainWindow w;
+        w.resize(1200, 800);
+        w.show();
+        QSignalSpy loaded(w.session(), &Session::runLoaded);
+        w.openRun(path);
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.size(), 1, 20000);
+        qunsetenv("KCX_CONVERT_OFFER_MS");
+        QToolButton* convert = nullptr;
+        for (auto* b : w.findChildren<QToolButton*>())
+            if (b->text().startsWith("Convert to safetensors"))
+                convert = b;
+        QVERIFY(convert && convert->isVisible());
+        QSignalSpy converted(&w, &MainWindow::runConverted);
+        convert->click();
+        QTest::qWait(300);
+        QCOMPARE(converted.size(), 0);
+        const QString shown = w.statusBar()->currentMessage();
+        QVERIFY2(shown.contains("refusing") && shown.contains("run"), qPrintable(shown));
+        QFile back(path);
+        QVERIFY(back.open(QIODevice::ReadOnly));
+        QCOMPARE(back.readAll(), text);
+        QVERIFY(QFileInfo(dir_.path() + "/linked.safetensors").isSymLink());
+    }
+
     // "Where is it hiding?" on the demo: the search runs in the background and ranks the
     // FP8 traffic first (docs/demo.md: the fp8 kernel is what drifts); activating the
     // finding shows its sequences in the heatmap.

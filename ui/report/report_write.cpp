@@ -12,6 +12,7 @@
 #include <QTextDocument>
 #include <QUrl>
 
+#include "core/base/safe_write.h"
 #include "ui/report/report_internal.h"
 
 namespace kcx::ui {
@@ -104,6 +105,13 @@ bool isReportPath(const QString& path) {
 }
 
 QString writeReportFile(const QString& path, const ReportInput& in, const ReportData& data, int* pages) {
+    // A report written over the run, the contract or a record it lists would destroy the
+    // very files it describes (issue 16): refused, as `kcx report` refuses it.
+    std::vector<NamedInput> inputs{{"run", in.runPath}, {"contract", in.contractPath}};
+    for (const auto& r : in.signoffPaths)
+        inputs.push_back({"sign-off record", r});
+    if (const std::string why = sameFileRefusal(path.toStdString(), inputs); !why.empty())
+        return QString::fromStdString(why);
     const QString suffix = QFileInfo(path).suffix().toLower();
     if (suffix == QLatin1String("pdf"))
         return writePdf(path, in, data, pages);

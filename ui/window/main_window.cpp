@@ -371,6 +371,7 @@ void MainWindow::showError(const QString& title, const QString& message) {
     if (qEnvironmentVariableIsSet("KCX_NO_DIALOGS"))
         return;
     QMessageBox box(QMessageBox::Warning, title, message, QMessageBox::Ok, this);
+    box.setTextFormat(Qt::PlainText);   // messages quote file names and file text (issue 16)
     box.setTextInteractionFlags(Qt::TextSelectableByMouse);
     box.exec();
 }

@@ -7,6 +7,7 @@
 #include <QToolButton>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "core/base/safe_write.h"
 #include "core/formats/run_writer.h"
 #include "ui/session/background.h"
 #include "ui/session/session.h"
@@ -55,6 +56,13 @@ void MainWindow::convertRun() {
         out = QFileDialog::getSaveFileName(this, tr("Convert to safetensors"), out, tr("Safetensors runs (*.safetensors)"));
         if (out.isEmpty())
             return;
+    }
+    // Never over the run being converted or the contract (issue 16; `kcx convert` refuses it too).
+    if (const std::string why = sameFileRefusal(out.toStdString(), {{"run", session_->runPath().toStdString()},
+                                                                     {"contract", session_->contractPath().toStdString()}});
+        !why.empty()) {
+        showError(tr("Could not convert the run"), QString::fromStdString(why));
+        return;
     }
     convert_->setEnabled(false);
     statusBar()->showMessage(tr("Writing %1…").arg(out));
