@@ -293,7 +293,7 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(signedOff.size(), 1, 120000);
         auto entry = [&]() -> const SignoffEntry& { return panel.model()->entries()[size_t(panel.model()->rowOf(out))]; };
         QTRY_VERIFY_WITH_TIMEOUT(panel.model()->rowOf(out) >= 0 && signoffState(entry()) != SignoffState::Checking, 120000);
-        QCOMPARE(signoffState(entry()), SignoffState::Untrusted);
+        QVERIFY2(signoffState(entry()) == SignoffState::Untrusted, qPrintable(signoffDetailText(entry())));
         QCOMPARE(signoffStatusText(entry()), QString("untrusted signer"));
         QVERIFY(entry().verification->differing().empty());   // every file matches
         QVERIFY2(signoffDetailText(entry()).contains("lists no key for \"Bob\""), qPrintable(signoffDetailText(entry())));
@@ -414,6 +414,33 @@ private slots:
         QFile::remove(copy);
         QTRY_VERIFY_WITH_TIMEOUT(panel.model()->rowOf(copy) < 0, 60000);
         QFile::remove(out);
+    }
+
+    // Issue 16: records are read off the GUI thread (a large file beside the contract froze
+    // the window while it was read). Right after refresh() every row is still "checking…":
+    // nothing was read on this thread. Then a 15 MiB junk record is unreadable for what it
+    // lacks, and one past the 16 MiB cap is refused by its size without being read.
+    void recordsAreReadInTheBackground() {
+        Session session;
+        openFiles(session);
+        const QString big = path("gate.big.signoff.json"), huge = path("gate.huge.signoff.json");
+        spit(big, "{\"comment\": \"" + std::string(15u << 20, 'x') + "\"}");
+        spit(huge, std::string((16u << 20) + 1, ' '));
+        SignoffPanel panel(&session);
+        panel.refresh();
+        const auto rowBig = panel.model()->rowOf(big), rowHuge = panel.model()->rowOf(huge);
+        QVERIFY(rowBig >= 0 && rowHuge >= 0);
+        for (const auto& e : panel.model()->entries())
+            QCOMPARE(signoffState(e), SignoffState::Checking);
+        QTRY_VERIFY_WITH_TIMEOUT(!panel.busy(), 60000);
+        const SignoffEntry& b = panel.model()->entries()[size_t(panel.model()->rowOf(big))];
+        const SignoffEntry& h = panel.model()->entries()[size_t(panel.model()->rowOf(huge))];
+        QCOMPARE(signoffState(b), SignoffState::Unreadable);
+        QVERIFY2(b.error.contains("kcx_signoff"), qPrintable(b.error));
+        QCOMPARE(signoffState(h), SignoffState::Unreadable);
+        QVERIFY2(h.error.contains("16777217 bytes"), qPrintable(h.error));
+        QFile::remove(big);
+        QFile::remove(huge);
     }
 };
 

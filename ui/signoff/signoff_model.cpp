@@ -7,8 +7,8 @@
 namespace kcx::ui {
 
 SignoffState signoffState(const SignoffEntry& e) {
-    if (!e.record)
-        return SignoffState::Unreadable;
+    if (!e.record)   // not read yet (records are read in the background), or unreadable
+        return e.error.isEmpty() ? SignoffState::Checking : SignoffState::Unreadable;
     if (!e.verification)
         return e.error.isEmpty() ? SignoffState::Checking : SignoffState::Unreadable;
     if (e.verification->verified())

@@ -320,9 +320,14 @@ void SignoffPanel::refresh() {
     for (const auto& p : opened_)
         if (!paths.contains(p))
             paths << p;
+    // Records are read in the background with the check (issue 16: a large file beside the
+    // contract froze the window while it was read); until then each row says "checking".
     std::vector<SignoffEntry> entries;
-    for (const auto& p : paths)
-        entries.push_back(readEntry(p));
+    for (const auto& p : paths) {
+        SignoffEntry e;
+        e.path = p;
+        entries.push_back(std::move(e));
+    }
     const QString selected = table_->currentIndex().isValid() ? model_->entries()[size_t(table_->currentIndex().row())].path : QString();
     model_->setEntries(entries);
     watchFiles();
@@ -333,19 +338,16 @@ void SignoffPanel::refresh() {
     updateSummary();
 
     const quint64 gen = ++*generation_;
-    // Nothing to check: no hashing (a run can be gigabytes, and hashing it would compete
-    // with the evaluation for the processor).
-    if (std::none_of(entries.begin(), entries.end(), [](const SignoffEntry& e) { return bool(e.record); })) {
-        QMetaObject::invokeMethod(this, [this, gen] {
-            if (gen == generation_->load())
-                emit checked();
-        }, Qt::QueuedConnection);
-        return;
-    }
     ++jobs_;
     CheckInput in{std::move(entries), session_->contractPath().toStdString(), session_->runPath().toStdString(), session_->run()};
     QtConcurrent::run(workPool(), [in = std::move(in)]() mutable {
         lowerThreadPriority();
+        for (auto& e : in.entries)
+            e = readEntry(e.path);
+        // Nothing to check: no hashing (a run can be gigabytes, and hashing it would
+        // compete with the evaluation for the processor).
+        if (std::none_of(in.entries.begin(), in.entries.end(), [](const SignoffEntry& e) { return bool(e.record); }))
+            return std::move(in.entries);
         return checkAll(std::move(in));
     }).then(this, [this, gen](std::vector<SignoffEntry> checkedEntries) {
         --jobs_;
