@@ -318,6 +318,48 @@ void readGzip(const std::string& path, FileText& out, const Progress& progress, 
 
 bool isGzipFile(const std::string& path);
 
+namespace detail {
+
+// What reading a JSON Lines run costs in memory, for the limit (KCX_MAX_MEMORY): its text
+// (mapped, resident as it is read; a gzip run's text is held), its arrays, and what the
+// command then computes per token. The arrays are measured on the parsed first lines (at
+// least 4 MB, whole lines) and scaled to the whole text, so a run of short numbers (4
+// bytes of text become 8 of array) is not taken for one of long numbers. Before, the
+// estimate was the text size alone and a run accepted under 300M peaked at 698 MB (issue
+// 16). The factors were measured against the peak resident size of `kcx check`
+// (tests/cli/cli_memory_test.sh checks it on four kinds of run).
+uint64_t jsonlMemoryNeed(std::string_view text, const std::string& name, const LoadOptions& options) {
+    constexpr size_t kSample = size_t(4) << 20;
+    size_t cut = text.size();
+    if (text.size() > kSample) {
+        const size_t nl = text.find('\n', kSample);
+        cut = nl == std::string_view::npos ? text.size() : nl + 1;
+    }
+    uint64_t arrays = 0, tokens = 0, perToken = kEvaluationBytesPerToken;
+    if (cut < text.size() && cut > (size_t(256) << 20)) {
+        // The first lines alone are huge (full logits): every number at its most.
+        arrays = text.size() * 4;
+        tokens = text.size() / 16;
+        perToken += kTopKEvaluationBytesPerToken + kLogitEvaluationBytesPerToken;
+    } else {
+        LoadOptions o = options;
+        const Run sample = parseJsonl(text.substr(0, cut), name, {}, o);
+        const double scale = double(text.size()) / double(std::max<size_t>(cut, 1));
+        arrays = uint64_t(double(sample.approxBytes()) * scale);
+        tokens = uint64_t(double(sample.tokenCount()) * scale);
+        if (sample.hasTopK())
+            perToken += kTopKEvaluationBytesPerToken;
+        if (sample.hasLogits())
+            perToken += kLogitEvaluationBytesPerToken;
+    }
+    // The process itself; the arrays twice (the parse's chunks and the joined run exist
+    // together while they are joined); then per token the evaluation's columns, more when
+    // the run has top-k or logits (their metric groups are computed for every token).
+    return kProcessBytes + uint64_t(text.size()) + 2 * arrays + tokens * perToken;
+}
+
+}  // namespace detail
+
 Run loadJsonl(const std::string& path, const Progress& progress, const LoadOptions& options) {
     FileText text;
     const uint64_t limit = options.maxMemoryBytes ? options.maxMemoryBytes : memoryLimit();
@@ -325,12 +367,14 @@ Run loadJsonl(const std::string& path, const Progress& progress, const LoadOptio
         struct stat st {};
         ::stat(path.c_str(), &st);
         readGzip(path, text, progress, uint64_t(st.st_size), limit / 2, options.maxLineBytes);
+        if (const uint64_t need = detail::jsonlMemoryNeed(text.view(), path, options); need > limit)
+            tooBig(path, need, limit, "gzip JSON Lines");
         const Progress rest = progress ? Progress([&](double f) { return progress(0.3 + 0.7 * f); }) : Progress();
         return parseJsonl(text.view(), path, rest, options);
     }
     readPlain(path, text);
-    if (text.size > limit)
-        tooBig(path, text.size, limit, "JSON Lines");
+    if (const uint64_t need = detail::jsonlMemoryNeed(text.view(), path, options); need > limit)
+        tooBig(path, need, limit, "JSON Lines");
     return parseJsonl(text.view(), path, progress, options);
 }
 

@@ -30,6 +30,14 @@ struct LoadOptions {
 // bytes), else 80% of the machine's physical memory. A malformed KCX_MAX_MEMORY throws
 // InputError naming the variable.
 uint64_t memoryLimit();
+
+// What the JSON Lines reader counts against the limit besides the text and the arrays
+// (measured with `kcx check`, docs/reliability.md): the process itself, and per token the
+// evaluation's metric columns: log-prob metrics, and the top-k and full-logit groups.
+inline constexpr uint64_t kProcessBytes = uint64_t(40) << 20;
+inline constexpr uint64_t kEvaluationBytesPerToken = 20;
+inline constexpr uint64_t kTopKEvaluationBytesPerToken = 48;
+inline constexpr uint64_t kLogitEvaluationBytesPerToken = 80;
 // "8G" -> 8 GiB: digits with an optional K, M, G or T (powers of 1024) and "B"/"iB";
 // nothing on anything else.
 std::optional<uint64_t> parseMemorySize(const std::string& text);
