@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "core/base/unicode_nfc.h"
 #include "core/contract/contract_parse.h"
 #include "core/metrics/derived_slices.h"
 #include "core/metrics/metrics.h"
@@ -88,6 +89,10 @@ public:
         if (const auto bad = unseenCharacter(c.id))
             doc.fail(*id, "'id' holds " + bad->second + " at character " + std::to_string(bad->first + 1) +
                               ": clause ids must look like what they are, so two ids that read the same are the same "
+                              "(docs/contracts.md)");
+        if (const auto notNfc = nfcProblem(c.id))
+            doc.fail(*id, "'id' is not in Unicode normal form C: " + *notNfc +
+                              "; two ids that read the same must be the same bytes, so write it as NFC does "
                               "(docs/contracts.md)");
         c.span = doc.span(id->value);
         what_ = std::string(familyName(family)) + " clause '" + c.id + "'";

@@ -210,6 +210,12 @@ private slots:
         row("space id", kHead + "numerical:\n  - id: \"N1 \"\n", "4:9", "'id' holds a space at the end");
         row("json zwj id", "{\"kcx_contract\": 1, \"name\": \"t\", \"numerical\": [{\"id\": \"N\\u200d1\"}]}", "1:55",
             "'id' holds U+200D");
+        // ids that read the same in other bytes: A + combining ring above, the Angstrom sign
+        // and the Kelvin sign are "Å" / "K" in normal form C (U+00C5, U+004B)
+        row("combining id", kHead + "numerical:\n  - id: A\u030A1\n", "4:9",
+            "'id' is not in Unicode normal form C: character 1 (U+0041) is U+00C5 in normal form C");
+        row("angstrom id", kHead + "numerical:\n  - id: \u212B1\n", "4:9", "character 1 (U+212B) is U+00C5");
+        row("kelvin id", kHead + "numerical:\n  - id: N\u212A\n", "4:9", "character 2 (U+212A) is U+004B");
         // a NUL byte (yaml-cpp read it as the end of a scalar)
         row("nul", kHead + "description: ab" + std::string(1, '\0') + "c\n", "3:16", "NUL byte at line 3 column 16");
     }

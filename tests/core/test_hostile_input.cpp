@@ -6,6 +6,8 @@
 
 #include "core/base/csv_cell.h"
 #include "core/base/json_depth.h"
+#include "core/base/unicode_nfc.h"
+#include "core/contract/contract.h"
 
 using namespace kcx;
 
@@ -33,6 +35,24 @@ private slots:
         QCOMPARE(csvTextCell("a,b"), std::string("\"a,b\""));
         QCOMPARE(csvTextCell("say \"hi\""), std::string("\"say \"\"hi\"\"\""));
         QCOMPARE(csvTextCell("two\nlines"), std::string("\"two\nlines\""));
+    }
+
+    // Clause ids in normal form C (issue 16 item 6): precomposed and non-Latin ids pass and
+    // load; decomposed text normalises to the precomposed bytes.
+    void nfcOfClauseIds() {
+        QCOMPARE(kcx::toNfc("A\u030A"), std::string("\u00C5"));
+        QCOMPARE(kcx::toNfc("\u212B"), std::string("\u00C5"));
+        QCOMPARE(kcx::toNfc("N1"), std::string("N1"));
+        QVERIFY(!kcx::nfcProblem("\u00C51"));
+        QVERIFY(!kcx::nfcProblem("\u65E5\u672C-\u03A9"));   // 日本-Ω
+        QVERIFY(!kcx::nfcProblem("N1"));
+        QCOMPARE(*kcx::nfcProblem("e\u0301"), std::string("character 1 (U+0065) is U+00E9 in normal form C"));
+        const auto c = kcx::parseContract(
+            "kcx_contract: 1\nname: t\nnumerical:\n  - {id: \u00C51, metric: abs_log_ratio, aggregate: mean, max: 1}\n"
+            "  - {id: \u65E5\u672C, metric: abs_log_ratio, aggregate: mean, max: 1}\n",
+            "ids.yaml");
+        QCOMPARE(c.clauses.size(), size_t(2));
+        QCOMPARE(c.clauses[0].id, std::string("\u00C51"));
     }
 
     void jsonDepthPreScan() {
