@@ -11,7 +11,7 @@ namespace kcx {
 
 namespace {
 
-std::u16string toUtf16(const std::string& text) {
+std::u16string utf16Of(const std::string& text) {
     UErrorCode err = U_ZERO_ERROR;
     int32_t n = 0;
     u_strFromUTF8(nullptr, 0, &n, text.data(), int32_t(text.size()), &err);
@@ -25,7 +25,7 @@ std::u16string toUtf16(const std::string& text) {
     return out;
 }
 
-std::string toUtf8(const std::u16string& text) {
+std::string utf8Of(const std::u16string& text) {
     UErrorCode err = U_ZERO_ERROR;
     int32_t n = 0;
     const auto* src = reinterpret_cast<const UChar*>(text.data());
@@ -38,7 +38,7 @@ std::string toUtf8(const std::u16string& text) {
     return out;
 }
 
-const UNormalizer2* nfc() {
+const UNormalizer2* nfcInstance() {
     UErrorCode err = U_ZERO_ERROR;
     const UNormalizer2* n = unorm2_getNFCInstance(&err);
     if (U_FAILURE(err))
@@ -46,20 +46,20 @@ const UNormalizer2* nfc() {
     return n;
 }
 
-std::u16string normalize(const std::u16string& s) {
+std::u16string nfcNormalize(const std::u16string& s) {
     UErrorCode err = U_ZERO_ERROR;
     const auto* src = reinterpret_cast<const UChar*>(s.data());
-    const int32_t n = unorm2_normalize(nfc(), src, int32_t(s.size()), nullptr, 0, &err);
+    const int32_t n = unorm2_normalize(nfcInstance(), src, int32_t(s.size()), nullptr, 0, &err);
     std::u16string out(size_t(n), u'\0');
     err = U_ZERO_ERROR;
-    unorm2_normalize(nfc(), src, int32_t(s.size()), reinterpret_cast<UChar*>(out.data()), n, &err);
+    unorm2_normalize(nfcInstance(), src, int32_t(s.size()), reinterpret_cast<UChar*>(out.data()), n, &err);
     if (U_FAILURE(err))
         throw std::runtime_error(std::string("NFC: ") + u_errorName(err));
     return out;
 }
 
 // The code points of UTF-16 text.
-std::vector<uint32_t> codePoints(const std::u16string& s) {
+std::vector<uint32_t> codePointsOf(const std::u16string& s) {
     std::vector<uint32_t> out;
     for (size_t i = 0; i < s.size(); ++i) {
         uint32_t c = s[i];
@@ -70,7 +70,7 @@ std::vector<uint32_t> codePoints(const std::u16string& s) {
     return out;
 }
 
-std::string name(uint32_t cp) {
+std::string codePointName(uint32_t cp) {
     char buf[16];
     std::snprintf(buf, sizeof buf, "U+%04X", unsigned(cp));
     return buf;
@@ -78,20 +78,20 @@ std::string name(uint32_t cp) {
 
 }  // namespace
 
-std::string toNfc(const std::string& text) { return toUtf8(normalize(toUtf16(text))); }
+std::string toNfc(const std::string& text) { return utf8Of(nfcNormalize(utf16Of(text))); }
 
 std::optional<std::string> nfcProblem(const std::string& text) {
-    const std::u16string s = toUtf16(text);
+    const std::u16string s = utf16Of(text);
     UErrorCode err = U_ZERO_ERROR;
-    if (unorm2_isNormalized(nfc(), reinterpret_cast<const UChar*>(s.data()), int32_t(s.size()), &err) && U_SUCCESS(err))
+    if (unorm2_isNormalized(nfcInstance(), reinterpret_cast<const UChar*>(s.data()), int32_t(s.size()), &err) && U_SUCCESS(err))
         return std::nullopt;
-    const auto from = codePoints(s), to = codePoints(normalize(s));
+    const auto from = codePointsOf(s), to = codePointsOf(nfcNormalize(s));
     size_t i = 0;
     while (i < from.size() && i < to.size() && from[i] == to[i])
         ++i;
     // The first character that NFC changes, and what it writes there.
-    const std::string was = i < from.size() ? name(from[i]) : std::string("the end");
-    const std::string now = i < to.size() ? name(to[i]) : std::string("nothing");
+    const std::string was = i < from.size() ? codePointName(from[i]) : std::string("the end");
+    const std::string now = i < to.size() ? codePointName(to[i]) : std::string("nothing");
     return "character " + std::to_string(i + 1) + " (" + was + ") is " + now + " in normal form C";
 }
 
