@@ -144,14 +144,35 @@ int runMetrics(const QStringList& args) {
     TextTable table({"metric", "level", "count", "mean", "min", "max", "p50", "p99", "p99.9", "nonfinite", "missing"},
                     {false, false, true, true, true, true, true, true, true, true, true});
     const Progress progress = terminalProgress("computing", quiet || p.value(jsonOpt) == "-");
+    // Without --per-token only the summaries are needed: one array at a time, released once
+    // summarised, and none at all for a token metric whose inputs the run lacks (all of its
+    // M values are missing). Before, every array stayed to the end, NaN arrays included: 15x
+    // the file's size on a log-prob-only run (issue 17).
+    const bool perToken = p.isSet(perTokenOpt);
     for (size_t i = 0; i < names.size(); ++i) {
-        const auto v = engine.get(names[i]);
-        values.push_back(v);
+        const MetricInfo& info = *findMetric(names[i]);
+        const bool lacks = info.level == MetricLevel::Token &&
+                           ((info.needs == "logits" && !run->hasLogits()) ||
+                            (info.needs == "topk|logits" && !run->hasTopK() && !run->hasLogits()));
+        std::shared_ptr<const MetricValues> v;
+        if (lacks && !perToken) {
+            auto none = std::make_shared<MetricValues>();
+            none->name = names[i];
+            none->level = MetricLevel::Token;
+            none->missing = run->tokenCount();
+            v = std::move(none);
+        } else {
+            v = engine.get(names[i]);
+        }
+        if (perToken)
+            values.push_back(v);
         const Summary s = summarize(*v, options.threads);
         metricsJson[names[i]] = summaryJson(*v, s);
         auto opt = [](const std::optional<double>& x) { return human(x ? *x : NAN); };
         table.addRow({names[i], levelName(v->level), std::to_string(s.count), opt(s.mean), opt(s.min), opt(s.max),
                       opt(s.p50), opt(s.p99), opt(s.p999), std::to_string(s.nonfinite), std::to_string(s.missing)});
+        if (!perToken)
+            engine.release(names[i]);
         if (progress)
             progress(double(i + 1) / double(names.size()));
     }

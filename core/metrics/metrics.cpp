@@ -126,6 +126,12 @@ void MetricEngine::clear() {
     cache_.clear();
 }
 
+void MetricEngine::release(std::string_view name) {
+    std::lock_guard lock(mutex_);
+    if (auto it = cache_.find(name); it != cache_.end())
+        cache_.erase(it);
+}
+
 std::shared_ptr<const MetricValues> MetricEngine::get(std::string_view name, const Progress& progress) {
     if (!findMetric(name))
         throw std::invalid_argument("unknown metric '" + std::string(name) + "'");

@@ -80,6 +80,9 @@ public:
 
     // Drops cached arrays (memory) — they are recomputed on demand.
     void clear();
+    // Drops one metric's cached array (a caller that has summarised it and needs it no
+    // more: `kcx metrics` without --per-token keeps one array at a time).
+    void release(std::string_view name);
 
     // The run's derived slice keys (derived.pos_bucket, ...), computed on first use and
     // shared by everything that reads this engine: evaluator, discovery, heatmap.
