@@ -51,52 +51,118 @@ Histogram histogram(std::span<const double> values, int threads) {
     return out;
 }
 
-// Collects the values of the wanted buckets (a sorted list) in one parallel pass.
-std::map<size_t, std::vector<double>> collect(std::span<const double> values,
-                                              const std::vector<size_t>& wanted, int threads) {
+// The double whose order key is k (orderKey's inverse).
+inline double fromOrderKey(uint64_t k) {
+    const uint64_t b = (k >> 63) ? (k & ~(uint64_t(1) << 63)) : ~k;
+    double d;
+    std::memcpy(&d, &b, sizeof d);
+    return d;
+}
+
+// A key prefix: the values whose top `bits` key bits are `prefix`.
+struct Prefix {
+    uint64_t prefix = 0;
+    int bits = 0;
+    bool operator==(const Prefix&) const = default;
+    bool holds(uint64_t key) const { return (key >> (64 - bits)) == prefix; }
+};
+
+// At most this many values are copied to select within (8 MB). A larger bucket is split
+// again by its next 16 key bits, one counting pass at a time, instead of being copied: the
+// ratio of two near-equal kernels (every value near 1.0) or clip_excess (0 or 1) put all
+// 20M values in one top-level bucket, and the copy took 160 MB and most of the time.
+constexpr uint64_t kCollectMax = uint64_t(1) << 20;
+
+// Counts, among the values under `p`, each value of the next 16 key bits.
+std::vector<uint64_t> subHistogram(std::span<const double> values, const Prefix& p, int threads) {
     const int t = resolveThreads(threads);
     const size_t chunks = values.size() < (size_t(1) << 16) ? 1 : size_t(t);
-    std::vector<char> isWanted(kBuckets, 0);
-    for (size_t b : wanted)
-        isWanted[b] = 1;
-    std::vector<std::map<size_t, std::vector<double>>> partial(chunks);
+    std::vector<std::vector<uint64_t>> partial(chunks, std::vector<uint64_t>(kBuckets, 0));
+    const int shift = 64 - p.bits - kBits;
+    parallelChunks(values.size(), chunks, t, [&](size_t c, size_t b, size_t e) {
+        uint64_t* h = partial[c].data();
+        for (size_t i = b; i < e; ++i) {
+            const double v = values[i];
+            if (v != v)
+                continue;
+            const uint64_t k = orderKey(v);
+            if (p.holds(k))
+                ++h[(k >> shift) & (kBuckets - 1)];
+        }
+    });
+    std::vector<uint64_t> out(kBuckets, 0);
+    for (const auto& part : partial)
+        for (size_t b = 0; b < kBuckets; ++b)
+            out[b] += part[b];
+    return out;
+}
+
+// Collects the values under each prefix (a short list) in one parallel pass.
+std::vector<std::vector<double>> collect(std::span<const double> values, const std::vector<Prefix>& wanted,
+                                         int threads) {
+    const int t = resolveThreads(threads);
+    const size_t chunks = values.size() < (size_t(1) << 16) ? 1 : size_t(t);
+    std::vector<std::vector<std::vector<double>>> partial(chunks, std::vector<std::vector<double>>(wanted.size()));
     parallelChunks(values.size(), chunks, t, [&](size_t c, size_t b, size_t e) {
         auto& mine = partial[c];
         for (size_t i = b; i < e; ++i) {
             const double v = values[i];
-            if (v == v) {
-                const size_t bucket = bucketOf(v);
-                if (isWanted[bucket])
-                    mine[bucket].push_back(v);
-            }
+            if (v != v)
+                continue;
+            const uint64_t k = orderKey(v);
+            for (size_t w = 0; w < wanted.size(); ++w)
+                if (wanted[w].holds(k))
+                    mine[w].push_back(v);
         }
     });
-    std::map<size_t, std::vector<double>> out;
+    std::vector<std::vector<double>> out(wanted.size());
     for (auto& p : partial)
-        for (auto& [bucket, vals] : p)
-            out[bucket].insert(out[bucket].end(), vals.begin(), vals.end());
+        for (size_t w = 0; w < wanted.size(); ++w)
+            out[w].insert(out[w].end(), p[w].begin(), p[w].end());
     return out;
 }
 
-// The order statistics (0-based ranks) of the non-NaN values.
+// The order statistics (0-based ranks) of the non-NaN values: the top 16 key bits from the
+// histogram, then 16 more at a time while more than kCollectMax values share the prefix;
+// the few left are copied and selected with nth_element (or, when all 64 bits are fixed,
+// the value is the key's).
 std::vector<double> selectRanks(std::span<const double> values, const Histogram& h,
                                 const std::vector<uint64_t>& ranks, int threads) {
-    std::vector<size_t> bucketOfRank(ranks.size());
-    std::vector<size_t> wanted;
+    std::vector<Prefix> prefixOf(ranks.size());
+    std::vector<uint64_t> local(ranks.size());
     for (size_t i = 0; i < ranks.size(); ++i) {
         const auto it = std::upper_bound(h.cumulative.begin(), h.cumulative.end(), ranks[i]);
-        bucketOfRank[i] = size_t(it - h.cumulative.begin()) - 1;
-        wanted.push_back(bucketOfRank[i]);
+        const size_t b = size_t(it - h.cumulative.begin()) - 1;
+        Prefix p{b, kBits};
+        uint64_t r = ranks[i] - h.cumulative[b];
+        uint64_t inside = h.cumulative[b + 1] - h.cumulative[b];
+        while (inside > kCollectMax && p.bits < 64) {
+            const std::vector<uint64_t> sub = subHistogram(values, p, threads);
+            size_t s = 0;
+            while (r >= sub[s]) {
+                r -= sub[s];
+                ++s;
+            }
+            inside = sub[s];
+            p = Prefix{(p.prefix << kBits) | s, p.bits + kBits};
+        }
+        prefixOf[i] = p;
+        local[i] = r;
     }
-    std::sort(wanted.begin(), wanted.end());
-    wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+    std::vector<Prefix> wanted;
+    for (const Prefix& p : prefixOf)
+        if (p.bits < 64 && std::find(wanted.begin(), wanted.end(), p) == wanted.end())
+            wanted.push_back(p);
     auto buckets = collect(values, wanted, threads);
     std::vector<double> out(ranks.size());
     for (size_t i = 0; i < ranks.size(); ++i) {
-        auto& vals = buckets[bucketOfRank[i]];
-        const size_t local = size_t(ranks[i] - h.cumulative[bucketOfRank[i]]);
-        std::nth_element(vals.begin(), vals.begin() + ptrdiff_t(local), vals.end());
-        out[i] = vals[local];
+        if (prefixOf[i].bits == 64) {
+            out[i] = fromOrderKey(prefixOf[i].prefix);   // every value under it is this one
+            continue;
+        }
+        auto& vals = buckets[size_t(std::find(wanted.begin(), wanted.end(), prefixOf[i]) - wanted.begin())];
+        std::nth_element(vals.begin(), vals.begin() + ptrdiff_t(local[i]), vals.end());
+        out[i] = vals[local[i]];
     }
     return out;
 }
