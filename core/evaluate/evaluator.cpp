@@ -133,7 +133,7 @@ Evaluation Evaluator::evaluate(const EvaluateOptions& options, const Progress& p
             std::vector<Result> results;
             const bool metricClause = c.family == Family::Numerical || c.family == Family::Statistical;
             if (metricClause && !st->built) {
-                detail::buildMetricState(c, *engine_, *st);
+                detail::buildMetricState(c, *engine_, *st, !oneShot_);
                 st->built = true;
             }
             if (metricClause && !st->error.empty()) {
@@ -183,6 +183,7 @@ Evaluation evaluateContract(const Contract& contract, std::shared_ptr<const Run>
     MetricOptions mo;
     mo.ppoClip = contract.bounds.ppoClip;
     Evaluator ev(std::make_shared<MetricEngine>(std::move(run), mo), contract);
+    ev.setOneShot();
     return ev.evaluate(options, progress);
 }
 

@@ -63,6 +63,12 @@ public:
 
     const Contract& contract() const { return contract_; }
     MetricEngine& engine() { return *engine_; }
+    // Evaluated once and dropped (kcx check, sign, verify, report): nothing is prepared
+    // for threshold drags. The window's evaluator sorts the values an exceedance test
+    // counts once, when the clause is built, so that a drag counts by binary search; a
+    // one-shot evaluation would spend most of its time on that sort (1.5 s of 2.2 s at 20M
+    // tokens, issue 17). Results do not depend on it.
+    void setOneShot(bool oneShot = true) { oneShot_ = oneShot; }
 
     // Evaluates every clause (computing what is not cached), escalation and bounds.
     // Throws std::invalid_argument for an unknown stage; Cancelled when asked to stop.
@@ -78,6 +84,7 @@ public:
     struct ClauseState;   // cached per-clause data (evaluator_clauses.cpp)
 
 private:
+    bool oneShot_ = false;
     std::shared_ptr<MetricEngine> engine_;
     Contract contract_;
     std::map<std::string, std::unique_ptr<ClauseState>> states_;

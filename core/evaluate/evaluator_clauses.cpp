@@ -211,7 +211,7 @@ static void sortForLevelDrags(const Clause& c, MetricEngine& engine, ClauseState
     });
 }
 
-void buildMetricState(const Clause& c, MetricEngine& engine, ClauseState& st) {
+void buildMetricState(const Clause& c, MetricEngine& engine, ClauseState& st, bool prepareDrags) {
     const Run& run = engine.run();
     st = ClauseState{};
     const auto values = engine.get(c.metric);
@@ -238,7 +238,7 @@ void buildMetricState(const Clause& c, MetricEngine& engine, ClauseState& st) {
         buildDerivedState(c, engine, *values, st);
         if (!st.error.empty())
             st.groups.clear();
-        else
+        else if (prepareDrags)
             sortForLevelDrags(c, engine, st);
         return;
     }
@@ -273,7 +273,8 @@ void buildMetricState(const Clause& c, MetricEngine& engine, ClauseState& st) {
             g.seqMax.push_back(mx);
         }
     }
-    sortForLevelDrags(c, engine, st);
+    if (prepareDrags)
+        sortForLevelDrags(c, engine, st);
 }
 
 // k of n above `level`, by binary search once a group has been sorted for a drag.

@@ -58,7 +58,8 @@ namespace kcx::detail {
 
 using ClauseState = Evaluator::ClauseState;
 
-void buildMetricState(const Clause& c, MetricEngine& engine, ClauseState& st);
+// prepareDrags: sort what an exceedance test counts, for the drags of an interactive evaluator.
+void buildMetricState(const Clause& c, MetricEngine& engine, ClauseState& st, bool prepareDrags = true);
 std::vector<Result> decideNumerical(const Clause& c, ClauseState& st, int threads);
 std::vector<Result> decideStatistical(const Clause& c, ClauseState& st);
 std::vector<Result> decideRuntime(const Clause& c, const Run& run);

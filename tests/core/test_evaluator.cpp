@@ -354,6 +354,57 @@ private slots:
         }
     }
 
+    // Issue 17: a one-shot evaluation (kcx check) no longer sorts what an exceedance test
+    // counts; the window's evaluator still does, for its drags. Both count the same: over
+    // level drags, token and sequence units, each equals a count by hand.
+    void exceedanceCountsWithAndWithoutTheSort() {
+        std::mt19937_64 rng(23);
+        std::normal_distribution<double> noise(0, 0.05);
+        std::vector<std::vector<double>> r(40, std::vector<double>(25));
+        std::vector<double> abs, seqMax;
+        for (auto& seq : r) {
+            double mx = 0;
+            for (double& v : seq) {
+                v = std::round(noise(rng) * 1000) / 1000;   // ties
+                abs.push_back(std::fabs(-1.0 - (-1.0 - v)));   // as the metric computes it
+                mx = std::max(mx, abs.back());
+            }
+            seqMax.push_back(mx);
+        }
+        auto run = test::runFromRatios(r);
+        Contract c;
+        Clause s;
+        s.id = "S1";
+        s.family = Family::Statistical;
+        s.metric = "abs_log_ratio";
+        s.test = Clause::Test::Exceedance;
+        s.level = Threshold{0.05, {}};
+        s.max = Threshold{0.5, {}};
+        s.confidence = Threshold{0.95, {}};
+        c.clauses.push_back(s);
+        s.id = "S2";
+        s.unit = Clause::Unit::Sequence;
+        c.clauses.push_back(s);
+        Evaluator window(std::make_shared<MetricEngine>(run), c);
+        window.evaluate();
+        for (int step = 0; step < 30; ++step) {
+            const double level = step % 5 == 0 ? abs[size_t(step) * 13 % abs.size()] : std::fabs(noise(rng)) * 2;
+            window.setThreshold("S1", "level", level);
+            window.setThreshold("S2", "level", level);
+            const Evaluation a = window.evaluate();
+            const Evaluation b = evaluateContract(window.contract(), run);
+            const auto above = [&](const std::vector<double>& v) {
+                return double(std::count_if(v.begin(), v.end(), [&](double x) { return x > level; }));
+            };
+            QCOMPARE(*find(a, "S1").observed, above(abs) / double(abs.size()));
+            QCOMPARE(*find(b, "S1").observed, above(abs) / double(abs.size()));
+            QCOMPARE(*find(a, "S2").observed, above(seqMax) / double(seqMax.size()));
+            QCOMPARE(*find(b, "S2").observed, above(seqMax) / double(seqMax.size()));
+            QCOMPARE(*find(a, "S1").upper, *find(b, "S1").upper);
+            QCOMPARE(find(a, "S2").status, find(b, "S2").status);
+        }
+    }
+
     // Tightening `max` never turns a fail into a pass; re-deciding equals a fresh evaluation.
     void tighteningAndIncremental() {
         std::mt19937_64 rng(5);
