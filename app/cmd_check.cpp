@@ -155,6 +155,9 @@ int runCheck(const QStringList& args) {
     const auto run = openRun(p.value(runOpt), quiet);
     if (!run)
         return 2;
+    std::future<std::string> runHash;
+    if (p.isSet(jsonOpt))
+        runHash = hashInBackground(run->path);
     Evaluation ev;
     try {
         EvaluateOptions options;
@@ -170,7 +173,7 @@ int runCheck(const QStringList& args) {
         j["contract"] = {{"name", contract.name}, {"version", contract.version}, {"sha256", sha256Hex(contract.text)},
                          {"path", contract.path}};
         j["run"] = {{"path", run->path},
-                    {"sha256", sha256File(run->path)},
+                    {"sha256", runHash.get()},
                     {"sequences", run->sequenceCount()},
                     {"tokens", run->tokenCount()}};
         if (!writeOutput(p.value(jsonOpt), j.dump(2) + "\n"))

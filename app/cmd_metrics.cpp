@@ -138,6 +138,9 @@ int runMetrics(const QStringList& args) {
     if (!run)
         return 2;
 
+    std::future<std::string> runHash;
+    if (p.isSet(jsonOpt))
+        runHash = hashInBackground(run->path);
     MetricEngine engine(run, options);
     std::vector<std::shared_ptr<const MetricValues>> values;
     nlohmann::json metricsJson = nlohmann::json::object();
@@ -182,7 +185,7 @@ int runMetrics(const QStringList& args) {
         nlohmann::json j;
         j["kcx"] = 1;
         j["run"] = {{"path", run->path},
-                    {"sha256", sha256File(run->path)},
+                    {"sha256", runHash.get()},
                     {"sequences", run->sequenceCount()},
                     {"tokens", run->tokenCount()}};
         j["metrics"] = std::move(metricsJson);

@@ -1,5 +1,6 @@
 #include "core/base/printable.h"
 #include "app/common.h"
+#include "core/base/sha256.h"
 
 #include <unistd.h>
 
@@ -51,6 +52,10 @@ bool writeOutput(const QString& path, const std::string& bytes) {
         return false;
     }
     return true;
+}
+
+std::future<std::string> hashInBackground(const std::string& path) {
+    return std::async(std::launch::async, [path] { return sha256File(path); });
 }
 
 bool refuseOutputOverInput(const QString& out, const std::vector<NamedInput>& inputs) {
