@@ -76,12 +76,15 @@ void tokenLoop(std::span<const TA> A, std::span<const TB> B, double* out, double
     // Fast pass without branches (it vectorises): counts positions whose inputs or result
     // are not finite (missing is a NaN); only when there are any does a second pass sort
     // out why.
+    // Two loops: GCC vectorises the first (det::exp included) only without the count.
     constexpr double kMax = std::numeric_limits<double>::max();
-    size_t bad = 0;
     for (size_t i = 0; i < A.size(); ++i) {
         const double a = A[i], b = B[i];
-        const double v = apply<op>(a - b, a, b, clip);
-        out[i] = v;
+        out[i] = apply<op>(a - b, a, b, clip);
+    }
+    size_t bad = 0;
+    for (size_t i = 0; i < A.size(); ++i) {
+        const double a = A[i], b = B[i], v = out[i];
         bad += !(std::fabs(a) <= kMax) | !(std::fabs(b) <= kMax) | !(std::fabs(v) <= kMax);
     }
     count += A.size() - bad;

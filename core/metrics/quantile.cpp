@@ -73,12 +73,13 @@ struct Prefix {
 // 20M values in one top-level bucket, and the copy took 160 MB and most of the time.
 constexpr uint64_t kCollectMax = uint64_t(1) << 20;
 
-// Counts, among the values under `p`, each value of the next 16 key bits.
-std::vector<uint64_t> subHistogram(std::span<const double> values, const Prefix& p, int threads) {
+// Counts, among the values under each prefix (a short list), each value of the next 16
+// key bits: one parallel pass for all of them.
+std::vector<std::vector<uint64_t>> subHistograms(std::span<const double> values, const std::vector<Prefix>& ps,
+                                                 int threads) {
     const int t = resolveThreads(threads);
     const size_t chunks = values.size() < (size_t(1) << 16) ? 1 : size_t(t);
-    std::vector<std::vector<uint64_t>> partial(chunks, std::vector<uint64_t>(kBuckets, 0));
-    const int shift = 64 - p.bits - kBits;
+    std::vector<std::vector<uint64_t>> partial(chunks, std::vector<uint64_t>(ps.size() * kBuckets, 0));
     parallelChunks(values.size(), chunks, t, [&](size_t c, size_t b, size_t e) {
         uint64_t* h = partial[c].data();
         for (size_t i = b; i < e; ++i) {
@@ -86,14 +87,16 @@ std::vector<uint64_t> subHistogram(std::span<const double> values, const Prefix&
             if (v != v)
                 continue;
             const uint64_t k = orderKey(v);
-            if (p.holds(k))
-                ++h[(k >> shift) & (kBuckets - 1)];
+            for (size_t w = 0; w < ps.size(); ++w)
+                if (ps[w].holds(k))
+                    ++h[w * kBuckets + ((k >> (64 - ps[w].bits - kBits)) & (kBuckets - 1))];
         }
     });
-    std::vector<uint64_t> out(kBuckets, 0);
+    std::vector<std::vector<uint64_t>> out(ps.size(), std::vector<uint64_t>(kBuckets, 0));
     for (const auto& part : partial)
-        for (size_t b = 0; b < kBuckets; ++b)
-            out[b] += part[b];
+        for (size_t w = 0; w < ps.size(); ++w)
+            for (size_t b = 0; b < kBuckets; ++b)
+                out[w][b] += part[w * kBuckets + b];
     return out;
 }
 
@@ -129,25 +132,38 @@ std::vector<std::vector<double>> collect(std::span<const double> values, const s
 std::vector<double> selectRanks(std::span<const double> values, const Histogram& h,
                                 const std::vector<uint64_t>& ranks, int threads) {
     std::vector<Prefix> prefixOf(ranks.size());
-    std::vector<uint64_t> local(ranks.size());
+    std::vector<uint64_t> local(ranks.size()), inside(ranks.size());
     for (size_t i = 0; i < ranks.size(); ++i) {
         const auto it = std::upper_bound(h.cumulative.begin(), h.cumulative.end(), ranks[i]);
         const size_t b = size_t(it - h.cumulative.begin()) - 1;
-        Prefix p{b, kBits};
-        uint64_t r = ranks[i] - h.cumulative[b];
-        uint64_t inside = h.cumulative[b + 1] - h.cumulative[b];
-        while (inside > kCollectMax && p.bits < 64) {
-            const std::vector<uint64_t> sub = subHistogram(values, p, threads);
+        prefixOf[i] = Prefix{b, kBits};
+        local[i] = ranks[i] - h.cumulative[b];
+        inside[i] = h.cumulative[b + 1] - h.cumulative[b];
+    }
+    // Narrow every crowded rank one level at a time; ranks under the same prefix (p99 and
+    // p99.9 of a ratio near 1) share the pass.
+    for (;;) {
+        std::vector<Prefix> crowded;
+        for (size_t i = 0; i < ranks.size(); ++i)
+            if (inside[i] > kCollectMax && prefixOf[i].bits < 64 &&
+                std::find(crowded.begin(), crowded.end(), prefixOf[i]) == crowded.end())
+                crowded.push_back(prefixOf[i]);
+        if (crowded.empty())
+            break;
+        const auto subs = subHistograms(values, crowded, threads);
+        for (size_t i = 0; i < ranks.size(); ++i) {
+            const auto at = std::find(crowded.begin(), crowded.end(), prefixOf[i]);
+            if (inside[i] <= kCollectMax || at == crowded.end())
+                continue;
+            const std::vector<uint64_t>& sub = subs[size_t(at - crowded.begin())];
             size_t s = 0;
-            while (r >= sub[s]) {
-                r -= sub[s];
+            while (local[i] >= sub[s]) {
+                local[i] -= sub[s];
                 ++s;
             }
-            inside = sub[s];
-            p = Prefix{(p.prefix << kBits) | s, p.bits + kBits};
+            inside[i] = sub[s];
+            prefixOf[i] = Prefix{(prefixOf[i].prefix << kBits) | s, prefixOf[i].bits + kBits};
         }
-        prefixOf[i] = p;
-        local[i] = r;
     }
     std::vector<Prefix> wanted;
     for (const Prefix& p : prefixOf)
