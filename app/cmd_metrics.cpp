@@ -1,6 +1,7 @@
 // `kcx metrics`: every divergence metric of a run, summarised (SPEC 6, 6.2).
 #include <QCommandLineParser>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -152,6 +153,9 @@ int runMetrics(const QStringList& args) {
     // M values are missing). Before, every array stayed to the end, NaN arrays included: 15x
     // the file's size on a log-prob-only run (issue 17).
     const bool perToken = p.isSet(perTokenOpt);
+    // prob_pearson's pass gives ess and log_ppl_diff too: asked first, the three cost one.
+    if (std::find(names.begin(), names.end(), "prob_pearson") != names.end())
+        engine.get("prob_pearson");
     for (size_t i = 0; i < names.size(); ++i) {
         const MetricInfo& info = *findMetric(names[i]);
         const bool lacks = info.level == MetricLevel::Token &&

@@ -200,7 +200,7 @@ void MetricEngine::computeGroup(std::string_view name, const Progress& progress)
     } else if (info.level == MetricLevel::Sequence) {
         results = detail::sequenceMetrics(run, options_, progress);
     } else if (info.level == MetricLevel::Run) {
-        results.push_back(detail::runMetric(run, name, options_, progress));
+        results = detail::runMetrics(run, name == "prob_pearson", options_, progress);
     } else {
         results.push_back(detail::logprobMetric(run, name, options_, progress));
     }

@@ -21,9 +21,11 @@ MetricValues logprobMetric(const Run& run, std::string_view name, const MetricOp
 // All per-sequence metrics (SPEC 2.4) in one pass.
 std::vector<MetricValues> sequenceMetrics(const Run& run, const MetricOptions& options,
                                           const Progress& progress);
-// One per-run metric (SPEC 2.4a): a single value.
-MetricValues runMetric(const Run& run, std::string_view name, const MetricOptions& options,
-                       const Progress& progress);
+// The per-run metrics (SPEC 2.4a), each a single value.
+// The run-level metrics from one pass: ess and log_ppl_diff, and prob_pearson (a second
+// pass) when `pearson`.
+std::vector<MetricValues> runMetrics(const Run& run, bool pearson, const MetricOptions& options,
+                                     const Progress& progress);
 // All full-logit metrics (SPEC 2.3) in one pass over the logit rows, plus kLogitTop1;
 // js only when `withJs` (it costs as much as all the others together). With `keep`, only
 // the metrics it accepts are stored and returned (each is M doubles).

@@ -232,11 +232,8 @@ std::vector<MetricValues> sequenceMetrics(const Run& run, const MetricOptions& o
     return out;
 }
 
-MetricValues runMetric(const Run& run, std::string_view name, const MetricOptions& options,
-                       const Progress& progress) {
-    MetricValues out;
-    out.name = std::string(name);
-    out.level = MetricLevel::Run;
+std::vector<MetricValues> runMetrics(const Run& run, bool pearson, const MetricOptions& options,
+                                     const Progress& progress) {
     const size_t n = run.sequenceCount();
     // Per-sequence partial sums, combined in order so the result does not depend on threads.
     struct Part {
@@ -245,7 +242,7 @@ MetricValues runMetric(const Run& run, std::string_view name, const MetricOption
     };
     std::vector<Part> parts(n);
     const size_t chunks = std::min<size_t>(n ? n : 1, chunkCount(run.tokenCount(), options.threads));
-    ChunkProgress prog(progress, chunks * 2);
+    ChunkProgress prog(progress, pearson ? chunks * 2 : chunks);
     parallelChunks(n, chunks, options.threads, [&](size_t, size_t b, size_t e) {
         for (size_t s = b; s < e; ++s) {
             Part& p = parts[s];
@@ -292,51 +289,51 @@ MetricValues runMetric(const Run& run, std::string_view name, const MetricOption
             sumSeqMeans += p.seqMean;
         }
     }
-    out.missing = all.miss;
-    out.nonfinite = all.nf;
+    auto result = [&](const char* name, double value, uint64_t nonfinite) {
+        MetricValues out;
+        out.name = name;
+        out.level = MetricLevel::Run;
+        out.missing = all.miss;
+        out.nonfinite = nonfinite;
+        out.values = {value};
+        out.count = std::isfinite(value) ? 1 : 0;
+        return out;
+    };
+    std::vector<MetricValues> out;
+    // ess: nonfinite includes ratios that overflowed; the others do not care about them.
+    out.push_back(result("ess", all.nw && all.sw2 > 0 ? all.sw * all.sw / (double(all.nw) * all.sw2) : nan(), all.nf));
+    out.push_back(result("log_ppl_diff", seqs ? sumSeqMeans / double(seqs) : nan(), all.nf - (all.nPair - all.nw)));
+    if (!pearson)
+        return out;
     double value = nan();
-    if (name == "ess") {
-        out.nonfinite = all.nf;   // includes ratios that overflowed
-        if (all.nw && all.sw2 > 0)
-            value = all.sw * all.sw / (double(all.nw) * all.sw2);
-    } else if (name == "log_ppl_diff") {
-        out.nonfinite = all.nf - (all.nPair - all.nw);   // overflowing ratios do not matter here
-        if (seqs)
-            value = sumSeqMeans / double(seqs);
-    } else if (name == "prob_pearson") {
-        out.nonfinite = all.nf - (all.nPair - all.nw);
-        if (all.nPair >= 2) {
-            // Second pass around the means, for accuracy.
-            const double mp = all.sp / double(all.nPair), mq = all.sq / double(all.nPair);
-            std::vector<double> cov(n, 0), vp(n, 0), vq(n, 0);
-            parallelChunks(n, chunks, options.threads, [&](size_t, size_t b, size_t e) {
-                for (size_t s = b; s < e; ++s)
-                    visitPair(run, run.seqBegin(s), run.seqLength(s), [&](auto A, auto B) {
-                        for (size_t i = 0; i < A.size(); ++i) {
-                            if (inputState(A[i], B[i]))
-                                continue;
-                            const double dp = det::exp(double(A[i])) - mp, dq = det::exp(double(B[i])) - mq;
-                            cov[s] += dp * dq;
-                            vp[s] += dp * dp;
-                            vq[s] += dq * dq;
-                        }
-                    });
-                prog.done();
-            });
-            double c = 0, a = 0, b = 0;
-            for (size_t s = 0; s < n; ++s) {
-                c += cov[s];
-                a += vp[s];
-                b += vq[s];
-            }
-            if (a > 0 && b > 0)
-                value = c / std::sqrt(a * b);
+    if (all.nPair >= 2) {
+        // Second pass around the means, for accuracy.
+        const double mp = all.sp / double(all.nPair), mq = all.sq / double(all.nPair);
+        std::vector<double> cov(n, 0), vp(n, 0), vq(n, 0);
+        parallelChunks(n, chunks, options.threads, [&](size_t, size_t b, size_t e) {
+            for (size_t s = b; s < e; ++s)
+                visitPair(run, run.seqBegin(s), run.seqLength(s), [&](auto A, auto B) {
+                    for (size_t i = 0; i < A.size(); ++i) {
+                        if (inputState(A[i], B[i]))
+                            continue;
+                        const double dp = det::exp(double(A[i])) - mp, dq = det::exp(double(B[i])) - mq;
+                        cov[s] += dp * dq;
+                        vp[s] += dp * dp;
+                        vq[s] += dq * dq;
+                    }
+                });
+            prog.done();
+        });
+        double c = 0, a = 0, b = 0;
+        for (size_t s = 0; s < n; ++s) {
+            c += cov[s];
+            a += vp[s];
+            b += vq[s];
         }
-    } else {
-        throw std::invalid_argument("not a run metric: " + std::string(name));
+        if (a > 0 && b > 0)
+            value = c / std::sqrt(a * b);
     }
-    out.values = {value};
-    out.count = std::isfinite(value) ? 1 : 0;
+    out.push_back(result("prob_pearson", value, all.nf - (all.nPair - all.nw)));
     return out;
 }
 
