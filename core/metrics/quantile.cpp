@@ -73,6 +73,15 @@ struct Prefix {
 // 20M values in one top-level bucket, and the copy took 160 MB and most of the time.
 constexpr uint64_t kCollectMax = uint64_t(1) << 20;
 
+// The top-level buckets the prefixes lie in, as a table: a value outside them is skipped
+// with one lookup.
+std::vector<char> topBuckets(const std::vector<Prefix>& ps) {
+    std::vector<char> out(kBuckets, 0);
+    for (const Prefix& p : ps)
+        out[size_t(p.prefix >> (p.bits - kBits))] = 1;
+    return out;
+}
+
 // Counts, among the values under each prefix (a short list), each value of the next 16
 // key bits: one parallel pass for all of them.
 std::vector<std::vector<uint64_t>> subHistograms(std::span<const double> values, const std::vector<Prefix>& ps,
@@ -80,6 +89,7 @@ std::vector<std::vector<uint64_t>> subHistograms(std::span<const double> values,
     const int t = resolveThreads(threads);
     const size_t chunks = values.size() < (size_t(1) << 16) ? 1 : size_t(t);
     std::vector<std::vector<uint64_t>> partial(chunks, std::vector<uint64_t>(ps.size() * kBuckets, 0));
+    const std::vector<char> candidate = topBuckets(ps);
     parallelChunks(values.size(), chunks, t, [&](size_t c, size_t b, size_t e) {
         uint64_t* h = partial[c].data();
         for (size_t i = b; i < e; ++i) {
@@ -87,6 +97,8 @@ std::vector<std::vector<uint64_t>> subHistograms(std::span<const double> values,
             if (v != v)
                 continue;
             const uint64_t k = orderKey(v);
+            if (!candidate[k >> (64 - kBits)])
+                continue;
             for (size_t w = 0; w < ps.size(); ++w)
                 if (ps[w].holds(k))
                     ++h[w * kBuckets + ((k >> (64 - ps[w].bits - kBits)) & (kBuckets - 1))];
@@ -106,6 +118,7 @@ std::vector<std::vector<double>> collect(std::span<const double> values, const s
     const int t = resolveThreads(threads);
     const size_t chunks = values.size() < (size_t(1) << 16) ? 1 : size_t(t);
     std::vector<std::vector<std::vector<double>>> partial(chunks, std::vector<std::vector<double>>(wanted.size()));
+    const std::vector<char> candidate = topBuckets(wanted);
     parallelChunks(values.size(), chunks, t, [&](size_t c, size_t b, size_t e) {
         auto& mine = partial[c];
         for (size_t i = b; i < e; ++i) {
@@ -113,6 +126,8 @@ std::vector<std::vector<double>> collect(std::span<const double> values, const s
             if (v != v)
                 continue;
             const uint64_t k = orderKey(v);
+            if (!candidate[k >> (64 - kBits)])
+                continue;   // most values: one table lookup
             for (size_t w = 0; w < wanted.size(); ++w)
                 if (wanted[w].holds(k))
                     mine[w].push_back(v);
