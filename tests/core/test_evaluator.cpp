@@ -49,6 +49,19 @@ double wilson(double k, double n, double z) {
     return (p + z * z / (2 * n) + z * std::sqrt(p * (1 - p) / n + z * z / (4 * n * n))) / (1 + z * z / n);
 }
 
+// A statistical clause: the share of abs_log_ratio values above `level` is at most `max`,
+// at 95 % confidence.
+Clause exceedance(const std::string& id, double level, double max) {
+    Clause s;
+    s.id = id;
+    s.family = Family::Statistical;
+    s.metric = "abs_log_ratio";
+    s.test = Clause::Test::Exceedance;
+    s.level = Threshold{level, {}};
+    s.max = Threshold{max, {}};
+    s.confidence = Threshold{0.95, {}};
+    return s;
+}
 }  // namespace
 
 class TestEvaluator : public QObject {
@@ -104,14 +117,7 @@ private slots:
 
     void exceedanceWilsonAndBonferroni() {
         Contract c;
-        Clause s;
-        s.id = "S1";
-        s.family = Family::Statistical;
-        s.metric = "abs_log_ratio";
-        s.test = Clause::Test::Exceedance;
-        s.level = Threshold{0.2, {}};
-        s.max = Threshold{0.9, {}};
-        s.confidence = Threshold{0.95, {}};
+        Clause s = exceedance("S1", 0.2, 0.9);
         c.clauses.push_back(s);
         s.id = "S2";
         s.perSlice = "task";
@@ -373,14 +379,7 @@ private slots:
         }
         auto run = test::runFromRatios(r);
         Contract c;
-        Clause s;
-        s.id = "S1";
-        s.family = Family::Statistical;
-        s.metric = "abs_log_ratio";
-        s.test = Clause::Test::Exceedance;
-        s.level = Threshold{0.05, {}};
-        s.max = Threshold{0.5, {}};
-        s.confidence = Threshold{0.95, {}};
+        Clause s = exceedance("S1", 0.05, 0.5);
         c.clauses.push_back(s);
         s.id = "S2";
         s.unit = Clause::Unit::Sequence;

@@ -49,6 +49,26 @@ class TestWindow : public QObject {
     Q_OBJECT
     QTemporaryDir dir_;
 
+private:
+    // Writes `text` to `path`, opens it in `w` as a run slow enough to offer conversion
+    // ($KCX_CONVERT_OFFER_MS=0 makes every load "slow"), and finds the offer's button.
+    void openOfferingConversion(MainWindow& w, const QString& path, const QByteArray& text, QToolButton*& convert) {
+        QFile out(path);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(text);
+        out.close();
+        qputenv("KCX_CONVERT_OFFER_MS", "0");
+        w.resize(1200, 800);
+        w.show();
+        QSignalSpy loaded(w.session(), &Session::runLoaded);
+        w.openRun(path);
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.size(), 1, 20000);
+        qunsetenv("KCX_CONVERT_OFFER_MS");
+        for (auto* b : w.findChildren<QToolButton*>())
+            if (b->text().startsWith("Convert to safetensors"))
+                convert = b;
+    }
+
 private slots:
     void initTestCase() { qputenv("KCX_NO_DIALOGS", "1"); }
 
@@ -223,23 +243,12 @@ private slots:
     // A run read from a slow format: the status bar offers a safetensors copy, which reads
     // back with the same numbers. ($KCX_CONVERT_OFFER_MS=0 makes every load "slow".)
     void offersToConvertASlowRun() {
-        const QString path = dir_.path() + "/slow.jsonl";
-        QFile out(path);
-        QVERIFY(out.open(QIODevice::WriteOnly));
-        out.write("{\"id\": \"a\", \"tokens\": [1, 2, 3], \"logp_train\": [-1, -2, -0.5], \"logp_inf\": [-1.5, -2, -0.25]}\n");
-        out.close();
-        qputenv("KCX_CONVERT_OFFER_MS", "0");
         MainWindow w;
-        w.resize(1200, 800);
-        w.show();
-        QSignalSpy loaded(w.session(), &Session::runLoaded);
-        w.openRun(path);
-        QTRY_COMPARE_WITH_TIMEOUT(loaded.size(), 1, 20000);
-        qunsetenv("KCX_CONVERT_OFFER_MS");
         QToolButton* convert = nullptr;
-        for (auto* b : w.findChildren<QToolButton*>())
-            if (b->text().startsWith("Convert to safetensors"))
-                convert = b;
+        openOfferingConversion(w, dir_.path() + "/slow.jsonl",
+                               "{\"id\": \"a\", \"tokens\": [1, 2, 3], \"logp_train\": [-1, -2, -0.5], "
+                               "\"logp_inf\": [-1.5, -2, -0.25]}\n",
+                               convert);
         QVERIFY(convert && convert->isVisible());
         QSignalSpy converted(&w, &MainWindow::runConverted);
         convert->click();
@@ -259,23 +268,10 @@ private slots:
         const QString path = dir_.path() + "/linked.jsonl";
         const QByteArray text =
             "{\"id\": \"a\", \"tokens\": [1, 2], \"logp_train\": [-1, -2], \"logp_inf\": [-1.5, -2]}\n";
-        QFile out(path);
-        QVERIFY(out.open(QIODevice::WriteOnly));
-        out.write(text);
-        out.close();
         QVERIFY(QFile::link(path, dir_.path() + "/linked.safetensors"));
-        qputenv("KCX_CONVERT_OFFER_MS", "0");
         MainWindow w;
-        w.resize(1200, 800);
-        w.show();
-        QSignalSpy loaded(w.session(), &Session::runLoaded);
-        w.openRun(path);
-        QTRY_COMPARE_WITH_TIMEOUT(loaded.size(), 1, 20000);
-        qunsetenv("KCX_CONVERT_OFFER_MS");
         QToolButton* convert = nullptr;
-        for (auto* b : w.findChildren<QToolButton*>())
-            if (b->text().startsWith("Convert to safetensors"))
-                convert = b;
+        openOfferingConversion(w, path, text, convert);
         QVERIFY(convert && convert->isVisible());
         QSignalSpy converted(&w, &MainWindow::runConverted);
         convert->click();
