@@ -152,6 +152,10 @@ Evaluation Evaluator::evaluate(const EvaluateOptions& options, const Progress& p
                 results = detail::decideObservability(c, *engine_, *st);
             }
             decided_[c.id] = std::move(results);
+            // One shot: nothing re-decides this clause, so its copies of the values go now,
+            // before the next clause copies its own (kcx check held every clause's at once).
+            if (oneShot_)
+                *st = ClauseState{};
         }
         for (Result r : decided_[c.id])
             ev.results.push_back(std::move(r));
