@@ -1,12 +1,12 @@
 // Joining parsed JSONL chunks into one run, and reading JSONL files (plain or gzip).
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <unordered_map>
 
 #include "core/base/errors.h"
@@ -243,14 +243,12 @@ void readPlain(const std::string& path, FileText& out) {
 // limit (half of it: the arrays take about as much again) or the line limit (a line with
 // no end yet longer than KCX_MAX_LINE). The text's buffer never grows past the limit plus
 // one read, so a small file of zeros cannot inflate into gigabytes before the refusal.
-void readGzip(const std::string& path, FileText& out, const Progress& progress, uint64_t compressedSize,
-              uint64_t maxText, size_t maxLine) {
+void readGzip(const std::string& path, FileText& out, const Progress& progress, uint64_t maxText, size_t maxLine) {
     // zlib's gzread ignores bytes after the last gzip member, so a file with garbage
     // appended read as if it ended there (issue 16, case 8). The mapped file (a regular
     // file: mapFile refuses the rest) is inflated here member by member, and anything after
     // the last member that is not another member is refused at its byte. Inflation stops
     // as it goes at the memory limit and at an over-long line, never after the whole text.
-    (void)compressedSize;
     const auto map = tensors::mapFile(path);
     const auto* in = reinterpret_cast<const Bytef*>(map->data);
     const uint64_t size = map->size;
@@ -328,13 +326,20 @@ namespace detail {
 // estimate was the text size alone and a run accepted under 300M peaked at 698 MB (issue
 // 16). The factors were measured against the peak resident size of `kcx check`
 // (tests/cli/cli_memory_test.sh checks it on four kinds of run).
-uint64_t jsonlMemoryNeed(std::string_view text, const std::string& name, const LoadOptions& options) {
+// A text no larger than the sample is parsed whole: that run is returned with the need, so
+// that it is not parsed twice.
+struct MemoryNeed {
+    uint64_t bytes = 0;
+    std::optional<Run> whole;
+};
+MemoryNeed jsonlMemoryNeed(std::string_view text, const std::string& name, const LoadOptions& options) {
     constexpr size_t kSample = size_t(4) << 20;
     size_t cut = text.size();
     if (text.size() > kSample) {
         const size_t nl = text.find('\n', kSample);
         cut = nl == std::string_view::npos ? text.size() : nl + 1;
     }
+    MemoryNeed need;
     uint64_t arrays = 0, tokens = 0, perToken = kEvaluationBytesPerToken;
     if (cut < text.size() && cut > (size_t(256) << 20)) {
         // The first lines alone are huge (full logits): every number at its most.
@@ -342,8 +347,7 @@ uint64_t jsonlMemoryNeed(std::string_view text, const std::string& name, const L
         tokens = text.size() / 16;
         perToken += kTopKEvaluationBytesPerToken + kLogitEvaluationBytesPerToken;
     } else {
-        LoadOptions o = options;
-        const Run sample = parseJsonl(text.substr(0, cut), name, {}, o);
+        Run sample = parseJsonl(text.substr(0, cut), name, {}, options);
         const double scale = double(text.size()) / double(std::max<size_t>(cut, 1));
         arrays = uint64_t(double(sample.approxBytes()) * scale);
         tokens = uint64_t(double(sample.tokenCount()) * scale);
@@ -351,11 +355,14 @@ uint64_t jsonlMemoryNeed(std::string_view text, const std::string& name, const L
             perToken += kTopKEvaluationBytesPerToken;
         if (sample.hasLogits())
             perToken += kLogitEvaluationBytesPerToken;
+        if (cut == text.size())
+            need.whole = std::move(sample);
     }
     // The process itself; the arrays twice (the parse's chunks and the joined run exist
     // together while they are joined); then per token the evaluation's columns, more when
     // the run has top-k or logits (their metric groups are computed for every token).
-    return kProcessBytes + uint64_t(text.size()) + 2 * arrays + tokens * perToken;
+    need.bytes = kProcessBytes + uint64_t(text.size()) + 2 * arrays + tokens * perToken;
+    return need;
 }
 
 }  // namespace detail
@@ -364,17 +371,21 @@ Run loadJsonl(const std::string& path, const Progress& progress, const LoadOptio
     FileText text;
     const uint64_t limit = options.maxMemoryBytes ? options.maxMemoryBytes : memoryLimit();
     if (isGzipFile(path)) {
-        struct stat st {};
-        ::stat(path.c_str(), &st);
-        readGzip(path, text, progress, uint64_t(st.st_size), limit / 2, options.maxLineBytes);
-        if (const uint64_t need = detail::jsonlMemoryNeed(text.view(), path, options); need > limit)
-            tooBig(path, need, limit, "gzip JSON Lines");
+        readGzip(path, text, progress, limit / 2, options.maxLineBytes);
+        auto need = detail::jsonlMemoryNeed(text.view(), path, options);
+        if (need.bytes > limit)
+            tooBig(path, need.bytes, limit, "gzip JSON Lines");
+        if (need.whole)
+            return std::move(*need.whole);
         const Progress rest = progress ? Progress([&](double f) { return progress(0.3 + 0.7 * f); }) : Progress();
         return parseJsonl(text.view(), path, rest, options);
     }
     readPlain(path, text);
-    if (const uint64_t need = detail::jsonlMemoryNeed(text.view(), path, options); need > limit)
-        tooBig(path, need, limit, "JSON Lines");
+    auto need = detail::jsonlMemoryNeed(text.view(), path, options);
+    if (need.bytes > limit)
+        tooBig(path, need.bytes, limit, "JSON Lines");
+    if (need.whole)
+        return std::move(*need.whole);
     return parseJsonl(text.view(), path, progress, options);
 }
 
