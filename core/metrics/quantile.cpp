@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <map>
 
 #include "core/base/parallel.h"
 
@@ -22,23 +21,31 @@ inline uint64_t orderKey(double d) {
 }
 inline size_t bucketOf(double d) { return size_t(orderKey(d) >> (64 - kBits)); }
 
+// One parallel pass over the values: body(chunk, key, value) for every value that is not
+// NaN, `chunks` of them (one below 65,536 values, else one per thread).
+size_t passChunks(std::span<const double> values, int threads) {
+    return values.size() < (size_t(1) << 16) ? 1 : size_t(resolveThreads(threads));
+}
+template <class Body>
+void forEachKey(std::span<const double> values, size_t chunks, int threads, Body&& body) {
+    parallelChunks(values.size(), chunks, resolveThreads(threads), [&](size_t c, size_t b, size_t e) {
+        for (size_t i = b; i < e; ++i) {
+            const double v = values[i];
+            if (v == v)
+                body(c, orderKey(v), v);
+        }
+    });
+}
+
 struct Histogram {
     std::vector<uint64_t> cumulative;   // kBuckets + 1: values in buckets before b
     uint64_t count = 0;
 };
 
 Histogram histogram(std::span<const double> values, int threads) {
-    const int t = resolveThreads(threads);
-    const size_t chunks = values.size() < (size_t(1) << 16) ? 1 : size_t(t);
+    const size_t chunks = passChunks(values, threads);
     std::vector<std::vector<uint64_t>> partial(chunks, std::vector<uint64_t>(kBuckets, 0));
-    parallelChunks(values.size(), chunks, t, [&](size_t c, size_t b, size_t e) {
-        uint64_t* h = partial[c].data();
-        for (size_t i = b; i < e; ++i) {
-            const double v = values[i];
-            if (v == v)
-                ++h[bucketOf(v)];
-        }
-    });
+    forEachKey(values, chunks, threads, [&](size_t c, uint64_t k, double) { ++partial[c][k >> (64 - kBits)]; });
     Histogram out;
     out.cumulative.assign(kBuckets + 1, 0);
     for (size_t b = 0; b < kBuckets; ++b) {
@@ -86,23 +93,15 @@ std::vector<char> topBuckets(const std::vector<Prefix>& ps) {
 // key bits: one parallel pass for all of them.
 std::vector<std::vector<uint64_t>> subHistograms(std::span<const double> values, const std::vector<Prefix>& ps,
                                                  int threads) {
-    const int t = resolveThreads(threads);
-    const size_t chunks = values.size() < (size_t(1) << 16) ? 1 : size_t(t);
+    const size_t chunks = passChunks(values, threads);
     std::vector<std::vector<uint64_t>> partial(chunks, std::vector<uint64_t>(ps.size() * kBuckets, 0));
     const std::vector<char> candidate = topBuckets(ps);
-    parallelChunks(values.size(), chunks, t, [&](size_t c, size_t b, size_t e) {
-        uint64_t* h = partial[c].data();
-        for (size_t i = b; i < e; ++i) {
-            const double v = values[i];
-            if (v != v)
-                continue;
-            const uint64_t k = orderKey(v);
-            if (!candidate[k >> (64 - kBits)])
-                continue;
-            for (size_t w = 0; w < ps.size(); ++w)
-                if (ps[w].holds(k))
-                    ++h[w * kBuckets + ((k >> (64 - ps[w].bits - kBits)) & (kBuckets - 1))];
-        }
+    forEachKey(values, chunks, threads, [&](size_t c, uint64_t k, double) {
+        if (!candidate[k >> (64 - kBits)])
+            return;   // most values: one table lookup
+        for (size_t w = 0; w < ps.size(); ++w)
+            if (ps[w].holds(k))
+                ++partial[c][w * kBuckets + ((k >> (64 - ps[w].bits - kBits)) & (kBuckets - 1))];
     });
     std::vector<std::vector<uint64_t>> out(ps.size(), std::vector<uint64_t>(kBuckets, 0));
     for (const auto& part : partial)
@@ -115,23 +114,15 @@ std::vector<std::vector<uint64_t>> subHistograms(std::span<const double> values,
 // Collects the values under each prefix (a short list) in one parallel pass.
 std::vector<std::vector<double>> collect(std::span<const double> values, const std::vector<Prefix>& wanted,
                                          int threads) {
-    const int t = resolveThreads(threads);
-    const size_t chunks = values.size() < (size_t(1) << 16) ? 1 : size_t(t);
+    const size_t chunks = passChunks(values, threads);
     std::vector<std::vector<std::vector<double>>> partial(chunks, std::vector<std::vector<double>>(wanted.size()));
     const std::vector<char> candidate = topBuckets(wanted);
-    parallelChunks(values.size(), chunks, t, [&](size_t c, size_t b, size_t e) {
-        auto& mine = partial[c];
-        for (size_t i = b; i < e; ++i) {
-            const double v = values[i];
-            if (v != v)
-                continue;
-            const uint64_t k = orderKey(v);
-            if (!candidate[k >> (64 - kBits)])
-                continue;   // most values: one table lookup
-            for (size_t w = 0; w < wanted.size(); ++w)
-                if (wanted[w].holds(k))
-                    mine[w].push_back(v);
-        }
+    forEachKey(values, chunks, threads, [&](size_t c, uint64_t k, double v) {
+        if (!candidate[k >> (64 - kBits)])
+            return;
+        for (size_t w = 0; w < wanted.size(); ++w)
+            if (wanted[w].holds(k))
+                partial[c][w].push_back(v);
     });
     std::vector<std::vector<double>> out(wanted.size());
     for (auto& p : partial)
