@@ -28,13 +28,13 @@ Progress terminalProgress(const char* label, bool quiet);
 // target, renamed over it once complete.
 bool writeOutput(const QString& path, const std::string& bytes);
 
-// True (after printing "kcx: refusing to write OUT: it is the input ROLE PATH") when `out`
-// is the same file as one of `inputs` (device and inode); the caller exits with 2.
 // The SHA-256 of a file, computed on its own thread while the command does its work
 // (`--json` holds the run's hash: it used to be computed after the metrics, adding its whole
 // time to the command's; issue 17). get() rethrows what sha256File threw.
 std::future<std::string> hashInBackground(const std::string& path);
 
+// True (after printing "kcx: refusing to write OUT: it is the input ROLE PATH") when `out`
+// is the same file as one of `inputs` (device and inode); the caller exits with 2.
 bool refuseOutputOverInput(const QString& out, const std::vector<NamedInput>& inputs);
 
 // A file written atomically as a std::ostream, streamed (never held whole in memory).
