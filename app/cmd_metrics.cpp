@@ -178,8 +178,10 @@ int runMetrics(const QStringList& args) {
         auto opt = [](const std::optional<double>& x) { return human(x ? *x : NAN); };
         table.addRow({names[i], levelName(v->level), std::to_string(s.count), opt(s.mean), opt(s.min), opt(s.max),
                       opt(s.p50), opt(s.p99), opt(s.p999), std::to_string(s.nonfinite), std::to_string(s.missing)});
-        if (!perToken)
+        if (!perToken) {
+            v.reset();   // the engine's is then the last reference: it reuses the array
             engine.release(names[i]);
+        }
         if (progress)
             progress(double(i + 1) / double(names.size()));
     }

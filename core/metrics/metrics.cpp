@@ -128,8 +128,11 @@ void MetricEngine::clear() {
 
 void MetricEngine::release(std::string_view name) {
     std::lock_guard lock(mutex_);
-    if (auto it = cache_.find(name); it != cache_.end())
+    if (auto it = cache_.find(name); it != cache_.end()) {
+        if (it->second.use_count() == 1 && it->second->values.capacity() > spare_.capacity())
+            spare_ = std::move(it->second->values);
         cache_.erase(it);
+    }
 }
 
 std::shared_ptr<const MetricValues> MetricEngine::get(std::string_view name, const Progress& progress) {
@@ -202,14 +205,19 @@ void MetricEngine::computeGroup(std::string_view name, const Progress& progress)
     } else if (info.level == MetricLevel::Run) {
         results = detail::runMetrics(run, name == "prob_pearson", options_, progress);
     } else {
-        results.push_back(detail::logprobMetric(run, name, options_, progress));
+        std::vector<double> buffer;
+        {
+            std::lock_guard lock(mutex_);
+            buffer.swap(spare_);
+        }
+        results.push_back(detail::logprobMetric(run, name, options_, progress, std::move(buffer)));
     }
     std::lock_guard lock(mutex_);
     for (auto& r : results) {
         if (!keep(r.name))
             continue;
         std::string key = r.name;
-        cache_.emplace(std::move(key), std::make_shared<const MetricValues>(std::move(r)));
+        cache_.emplace(std::move(key), std::make_shared<MetricValues>(std::move(r)));
     }
 }
 

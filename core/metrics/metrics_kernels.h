@@ -15,9 +15,10 @@ namespace kcx::detail {
 // Name under which the full-logit pass caches argmax agreement for top1_agree.
 inline constexpr const char* kLogitTop1 = "__top1_logits";
 
-// One per-token metric from the sampled-token log-probs (SPEC 2.1).
+// One per-token metric from the sampled-token log-probs (SPEC 2.1), written into `buffer`
+// (a released array, reused so its pages need not be mapped and zeroed again).
 MetricValues logprobMetric(const Run& run, std::string_view name, const MetricOptions& options,
-                           const Progress& progress);
+                           const Progress& progress, std::vector<double> buffer = {});
 // All per-sequence metrics (SPEC 2.4) in one pass.
 std::vector<MetricValues> sequenceMetrics(const Run& run, const MetricOptions& options,
                                           const Progress& progress);

@@ -9,6 +9,7 @@
 #include "core/base/parallel.h"
 #include "core/base/det_math.h"
 #include "core/metrics/metrics_kernels.h"
+#include "core/metrics/token_kernels_fns.h"
 
 namespace kcx::detail {
 
@@ -28,13 +29,11 @@ size_t chunkCount(size_t n, int threads) {
 
 namespace {
 
-enum class Op { LogRatio, AbsLogRatio, Ratio, ProbDiff, K1, K2, K3, Chi2, ClipExcess };
-
-Op opOf(std::string_view name) {
-    static const std::pair<std::string_view, Op> ops[] = {
-        {"log_ratio", Op::LogRatio}, {"abs_log_ratio", Op::AbsLogRatio}, {"ratio", Op::Ratio},
-        {"prob_diff", Op::ProbDiff}, {"k1", Op::K1}, {"k2", Op::K2}, {"k3", Op::K3},
-        {"chi2", Op::Chi2}, {"clip_excess", Op::ClipExcess}};
+TokenOp opOf(std::string_view name) {
+    static const std::pair<std::string_view, TokenOp> ops[] = {
+        {"log_ratio", TokenOp::LogRatio}, {"abs_log_ratio", TokenOp::AbsLogRatio}, {"ratio", TokenOp::Ratio},
+        {"prob_diff", TokenOp::ProbDiff}, {"k1", TokenOp::K1}, {"k2", TokenOp::K2}, {"k3", TokenOp::K3},
+        {"chi2", TokenOp::Chi2}, {"clip_excess", TokenOp::ClipExcess}};
     for (auto [n, op] : ops)
         if (n == name)
             return op;
@@ -57,39 +56,17 @@ inline int inputState(TA a, TB b) {
     return 0;
 }
 
-template <Op op>
-inline double apply(double r, double a, double b, double clip) {
-    if constexpr (op == Op::LogRatio) return r;
-    else if constexpr (op == Op::AbsLogRatio) return std::fabs(r);
-    else if constexpr (op == Op::Ratio) return det::exp(r);
-    else if constexpr (op == Op::ProbDiff) return std::fabs(det::exp(a) - det::exp(b));
-    else if constexpr (op == Op::K1) return -r;
-    else if constexpr (op == Op::K2) return 0.5 * r * r;
-    else if constexpr (op == Op::K3) return det::expm1(r) - r;
-    else if constexpr (op == Op::Chi2) { const double w = det::exp(r); return w * w - 1.0; }
-    else { const double w = det::exp(r); return (w < 1.0 - clip || w > 1.0 + clip) ? 1.0 : 0.0; }
-}
-
-template <Op op, class TA, class TB>
-void tokenLoop(std::span<const TA> A, std::span<const TB> B, double* out, double clip, uint64_t& count,
-               uint64_t& missing, uint64_t& nonfinite) {
-    // Fast pass without branches (it vectorises): counts positions whose inputs or result
-    // are not finite (missing is a NaN); only when there are any does a second pass sort
-    // out why.
-    // Two loops: GCC vectorises the first (det::exp included) only without the count.
-    constexpr double kMax = std::numeric_limits<double>::max();
-    for (size_t i = 0; i < A.size(); ++i) {
-        const double a = A[i], b = B[i];
-        out[i] = apply<op>(a - b, a, b, clip);
-    }
-    size_t bad = 0;
-    for (size_t i = 0; i < A.size(); ++i) {
-        const double a = A[i], b = B[i], v = out[i];
-        bad += !(std::fabs(a) <= kMax) | !(std::fabs(b) <= kMax) | !(std::fabs(v) <= kMax);
-    }
+// One chunk of a per-token metric: the kernel for this CPU computes every position and
+// counts those whose inputs or result are not finite (missing is a NaN); only when there
+// are any are they sorted out here.
+template <class TA, class TB>
+void tokenChunk(TokenOp op, std::span<const TA> A, std::span<const TB> B, double* out, double clip,
+                uint64_t& count, uint64_t& missing, uint64_t& nonfinite) {
+    const size_t bad = tokenKernels().of<TA, TB>().op[int(op)](A.data(), B.data(), A.size(), clip, out);
     count += A.size() - bad;
     if (!bad)
         return;
+    constexpr double kMax = std::numeric_limits<double>::max();
     for (size_t i = 0; i < A.size(); ++i) {
         const double a = A[i], b = B[i];
         if (std::fabs(a) <= kMax && std::fabs(b) <= kMax && std::fabs(out[i]) <= kMax)
@@ -105,39 +82,24 @@ void tokenLoop(std::span<const TA> A, std::span<const TB> B, double* out, double
     }
 }
 
-template <class TA, class TB>
-void dispatch(Op op, std::span<const TA> A, std::span<const TB> B, double* out, double clip,
-              uint64_t& c, uint64_t& m, uint64_t& nf) {
-    switch (op) {
-    case Op::LogRatio: return tokenLoop<Op::LogRatio>(A, B, out, clip, c, m, nf);
-    case Op::AbsLogRatio: return tokenLoop<Op::AbsLogRatio>(A, B, out, clip, c, m, nf);
-    case Op::Ratio: return tokenLoop<Op::Ratio>(A, B, out, clip, c, m, nf);
-    case Op::ProbDiff: return tokenLoop<Op::ProbDiff>(A, B, out, clip, c, m, nf);
-    case Op::K1: return tokenLoop<Op::K1>(A, B, out, clip, c, m, nf);
-    case Op::K2: return tokenLoop<Op::K2>(A, B, out, clip, c, m, nf);
-    case Op::K3: return tokenLoop<Op::K3>(A, B, out, clip, c, m, nf);
-    case Op::Chi2: return tokenLoop<Op::Chi2>(A, B, out, clip, c, m, nf);
-    case Op::ClipExcess: return tokenLoop<Op::ClipExcess>(A, B, out, clip, c, m, nf);
-    }
-}
-
 }  // namespace
 
 MetricValues logprobMetric(const Run& run, std::string_view name, const MetricOptions& options,
-                           const Progress& progress) {
-    const Op op = opOf(name);
+                           const Progress& progress, std::vector<double> buffer) {
+    const TokenOp op = opOf(name);
     MetricValues out;
     out.name = std::string(name);
     out.level = MetricLevel::Token;
     const size_t m = run.tokenCount();
-    out.values.resize(m);
+    out.values = std::move(buffer);
+    out.values.resize(m);   // every entry is written below
     const size_t chunks = chunkCount(m, options.threads);
     ChunkProgress prog(progress, chunks);
     Counts counts;
     parallelChunks(m, chunks, options.threads, [&](size_t, size_t b, size_t e) {
         uint64_t c = 0, miss = 0, nf = 0;
         visitPair(run, b, e - b, [&](auto A, auto B) {
-            dispatch(op, A, B, out.values.data() + b, options.ppoClip, c, miss, nf);
+            tokenChunk(op, A, B, out.values.data() + b, options.ppoClip, c, miss, nf);
         });
         counts.add(c, miss, nf);
         prog.done();
@@ -246,28 +208,21 @@ std::vector<MetricValues> runMetrics(const Run& run, bool pearson, const MetricO
     parallelChunks(n, chunks, options.threads, [&](size_t, size_t b, size_t e) {
         for (size_t s = b; s < e; ++s) {
             Part& p = parts[s];
-            double sumDiff = 0;
+            RunSeqSums sums;
             visitPair(run, run.seqBegin(s), run.seqLength(s), [&](auto A, auto B) {
-                for (size_t i = 0; i < A.size(); ++i) {
-                    const int st = inputState(A[i], B[i]);
-                    if (st) {
-                        (st == 1 ? p.miss : p.nf)++;
-                        continue;
-                    }
-                    const double a = A[i], q = B[i], w = det::exp(a - q);
-                    ++p.nPair;
-                    sumDiff += q - a;
-                    p.sp += det::exp(a);
-                    p.sq += det::exp(q);
-                    if (std::isfinite(w)) {
-                        ++p.nw;
-                        p.sw += w;
-                        p.sw2 += w * w;
-                    } else {
-                        ++p.nf;
-                    }
-                }
+                using TA = typename decltype(A)::value_type;
+                using TB = typename decltype(B)::value_type;
+                tokenKernels().of<TA, TB>().runSeq(A.data(), B.data(), A.size(), &sums);
             });
+            p.sw = sums.sw;
+            p.sw2 = sums.sw2;
+            p.sp = sums.sp;
+            p.sq = sums.sq;
+            p.nw = sums.nw;
+            p.nPair = sums.nPair;
+            p.miss = sums.miss;
+            p.nf = sums.nf;
+            const double sumDiff = sums.sumDiff;
             p.seqMean = p.nPair ? sumDiff / double(p.nPair) : 0;
         }
         prog.done();
@@ -311,17 +266,17 @@ std::vector<MetricValues> runMetrics(const Run& run, bool pearson, const MetricO
         const double mp = all.sp / double(all.nPair), mq = all.sq / double(all.nPair);
         std::vector<double> cov(n, 0), vp(n, 0), vq(n, 0);
         parallelChunks(n, chunks, options.threads, [&](size_t, size_t b, size_t e) {
-            for (size_t s = b; s < e; ++s)
+            for (size_t s = b; s < e; ++s) {
+                PearsonSums sums;
                 visitPair(run, run.seqBegin(s), run.seqLength(s), [&](auto A, auto B) {
-                    for (size_t i = 0; i < A.size(); ++i) {
-                        if (inputState(A[i], B[i]))
-                            continue;
-                        const double dp = det::exp(double(A[i])) - mp, dq = det::exp(double(B[i])) - mq;
-                        cov[s] += dp * dq;
-                        vp[s] += dp * dp;
-                        vq[s] += dq * dq;
-                    }
+                    using TA = typename decltype(A)::value_type;
+                    using TB = typename decltype(B)::value_type;
+                    tokenKernels().of<TA, TB>().pearsonSeq(A.data(), B.data(), A.size(), mp, mq, &sums);
                 });
+                cov[s] = sums.cov;
+                vp[s] = sums.vp;
+                vq[s] = sums.vq;
+            }
             prog.done();
         });
         double c = 0, a = 0, b = 0;

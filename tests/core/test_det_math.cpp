@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "core/base/det_math.h"
+#include "core/formats/run.h"
 #include "core/metrics/logit_row_fns.h"
+#include "core/metrics/token_kernels_fns.h"
 
 using namespace kcx;
 
@@ -241,6 +243,122 @@ private slots:
         }
         QVERIFY2(failures.isEmpty(), qPrintable(failures.mid(0, 5).join("\n")));
         QCOMPARE(rows, 11 * 3 * 4);
+    }
+
+    // The per-token log-prob kernels (issue 17: compiled for AVX2 and AVX-512 too) give the
+    // same bits on every instruction set, for float and double columns, with missing, NaN,
+    // infinite and overflowing inputs and lengths around the vector and block widths; and
+    // their values are the formulas of SPEC 2.1 (checked in long double).
+    void tokenKernelsGiveTheSameBitsEverywhere() {
+        std::vector<detail::TokenKernels> tables{detail::tokenKernelsGeneric()};
+#if defined(__x86_64__) && defined(KCX_HAVE_ISA_KERNELS)
+        __builtin_cpu_init();
+        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+            tables.push_back(detail::tokenKernelsAvx2());
+        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"))
+            tables.push_back(detail::tokenKernelsAvx512());
+#endif
+        qInfo("token kernels compared: %zu", tables.size());
+        std::mt19937_64 g(1717);
+        std::exponential_distribution<double> lp(1.5);
+        std::normal_distribution<double> noise(0, 0.05);
+        QStringList failures;
+        int checked = 0;
+        for (size_t n : {size_t(1), size_t(3), size_t(8), size_t(17), size_t(255), size_t(256), size_t(257), size_t(1000)}) {
+            std::vector<double> ad(n), bd(n);
+            for (size_t i = 0; i < n; ++i) {
+                ad[i] = -lp(g);
+                bd[i] = ad[i] + noise(g);
+                if (i % 11 == 3) bd[i] = ad[i] + 800;           // e^(a-b) underflows, e^(b-a) overflows
+                if (i % 13 == 5) ad[i] = ad[i] + 750;           // exp(a) and ratio overflow
+            }
+            std::vector<float> af(ad.begin(), ad.end()), bf(bd.begin(), bd.end());
+            if (n > 8) {   // a missing value on each side, a NaN, an infinity
+                ad[2] = missingDouble(); af[2] = missingFloat();
+                bd[4] = missingDouble(); bf[4] = missingFloat();
+                ad[6] = std::numeric_limits<double>::quiet_NaN(); af[6] = std::numeric_limits<float>::quiet_NaN();
+                bd[7] = -inf; bf[7] = -std::numeric_limits<float>::infinity();
+            }
+            auto compare = [&](auto pick, const auto* a, const auto* b) {
+                for (int op = 0; op < detail::kTokenOps; ++op) {
+                    std::vector<double> first;
+                    size_t firstBad = 0;
+                    for (size_t t = 0; t < tables.size(); ++t) {
+                        std::vector<double> out(n, -7.0);
+                        const size_t bad = pick(tables[t]).op[op](a, b, n, 0.2, out.data());
+                        if (t == 0) {
+                            first = out;
+                            firstBad = bad;
+                            // The formula, in long double, where inputs and result are finite.
+                            for (size_t i = 0; i < n; ++i) {
+                                const long double x = a[i], y = b[i], r = x - y, w = expl(r);
+                                const long double want[] = {r, fabsl(r), w, fabsl(expl(x) - expl(y)), -r, r * r / 2,
+                                                            w - 1 - r, w * w - 1, (w < 0.8L || w > 1.2L) ? 1.0L : 0.0L};
+                                if (std::isfinite(out[i]) && std::isfinite(double(want[op])) &&
+                                    fabsl(out[i] - want[op]) > 1e-12L * std::max(1.0L, fabsl(want[op])) &&
+                                    !(op == 8 && fabsl(w - 1) > 0.19L && fabsl(w - 1) < 0.21L))
+                                    failures << QString("op %1 n=%2 i=%3: %4, want %5").arg(op).arg(n).arg(i)
+                                                    .arg(out[i], 0, 'g', 17).arg(double(want[op]), 0, 'g', 17);
+                            }
+                        }
+                        if (bad != firstBad)
+                            failures << QString("op %1 n=%2: %3 counts %4 bad, %5 counts %6").arg(op).arg(n)
+                                            .arg(tables[t].isa).arg(bad).arg(tables[0].isa).arg(firstBad);
+                        for (size_t i = 0; i < n; ++i)
+                            if (!sameBits(out[i], first[i]) && !(std::isnan(out[i]) && std::isnan(first[i])))
+                                failures << QString("op %1 n=%2 i=%3: %4 gives %5, %6 gives %7").arg(op).arg(n).arg(i)
+                                                .arg(tables[t].isa).arg(out[i], 0, 'g', 17).arg(tables[0].isa)
+                                                .arg(first[i], 0, 'g', 17);
+                    }
+                    ++checked;
+                }
+                // The run-level sums: the same bits everywhere, and the sums a plain loop adds.
+                detail::RunSeqSums s0;
+                detail::PearsonSums p0;
+                for (size_t t = 0; t < tables.size(); ++t) {
+                    detail::RunSeqSums s;
+                    detail::PearsonSums ps;
+                    pick(tables[t]).runSeq(a, b, n, &s);
+                    pick(tables[t]).pearsonSeq(a, b, n, 0.25, 0.5, &ps);
+                    if (t == 0) {
+                        s0 = s;
+                        p0 = ps;
+                        long double sp = 0, sw = 0, cov = 0;
+                        uint64_t pairs = 0, miss = 0;
+                        for (size_t i = 0; i < n; ++i) {
+                            if (isMissing(a[i]) || isMissing(b[i])) { ++miss; continue; }
+                            if (!std::isfinite(a[i]) || !std::isfinite(b[i])) continue;
+                            ++pairs;
+                            sp += expl(a[i]);
+                            const long double w = expl((long double)a[i] - b[i]);
+                            if (w < 1e300L) sw += w;
+                            cov += (expl(a[i]) - 0.25L) * (expl(b[i]) - 0.5L);
+                        }
+                        if (s.nPair != pairs || s.miss != miss)
+                            failures << QString("runSeq n=%1: %2 pairs %3 missing").arg(n).arg(s.nPair).arg(s.miss);
+                        auto near = [](double x, long double w) {   // beyond double's range: not finite
+                            return fabsl(w) > 1.7e308L ? !std::isfinite(x) : fabsl(x - w) <= 1e-9L * std::max(1.0L, fabsl(w));
+                        };
+                        if (!near(s.sp, sp) || !near(s.sw, sw) || !near(ps.cov, cov))
+                            failures << QString("runSeq n=%1: sums %2 %3 %4, want %5 %6 %7").arg(n)
+                                            .arg(s.sp).arg(s.sw).arg(ps.cov).arg(double(sp)).arg(double(sw)).arg(double(cov));
+                    }
+                    const double mine[] = {s.sw, s.sw2, s.sp, s.sq, s.sumDiff, ps.cov, ps.vp, ps.vq};
+                    const double want[] = {s0.sw, s0.sw2, s0.sp, s0.sq, s0.sumDiff, p0.cov, p0.vp, p0.vq};
+                    for (int k = 0; k < 8; ++k)
+                        if (!sameBits(mine[k], want[k]))
+                            failures << QString("run sum %1 n=%2: %3 differs").arg(k).arg(n).arg(tables[t].isa);
+                    if (s.nw != s0.nw || s.nPair != s0.nPair || s.miss != s0.miss || s.nf != s0.nf)
+                        failures << QString("run counts n=%1: %2 differs").arg(n).arg(tables[t].isa);
+                }
+            };
+            compare([](const detail::TokenKernels& k) -> const auto& { return k.ff; }, af.data(), bf.data());
+            compare([](const detail::TokenKernels& k) -> const auto& { return k.fd; }, af.data(), bd.data());
+            compare([](const detail::TokenKernels& k) -> const auto& { return k.df; }, ad.data(), bf.data());
+            compare([](const detail::TokenKernels& k) -> const auto& { return k.dd; }, ad.data(), bd.data());
+        }
+        QVERIFY2(failures.isEmpty(), qPrintable(failures.mid(0, 5).join("\n")));
+        QCOMPARE(checked, 8 * 4 * detail::kTokenOps);
     }
 
     // A logit that is not finite is reported (2), never summed.
