@@ -102,7 +102,7 @@ Summary summarize(const MetricValues& v, int threads) {
     s.min = lo;
     s.max = hi;
     const double qs[] = {0.5, 0.99, 0.999};
-    const auto q = quantilesType7(values, qs, threads);
+    const auto q = quantilesType7(values, qs, threads, std::pair{lo, hi});
     s.p50 = q[0];
     s.p99 = q[1];
     s.p999 = q[2];

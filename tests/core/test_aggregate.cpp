@@ -168,6 +168,51 @@ private slots:
                 QCOMPARE(orderStatistic(v, k), clean[k]);
         }
     }
+    // With the minimum and maximum given (summarize knows them), the histogram splits that
+    // range: the same order statistics, to the bit (the sign of a zero included), as sorting.
+    void quantilesWithAKnownRangeMatchSorting() {
+        std::mt19937_64 rng(23);
+        std::normal_distribution<double> normal(0, 2e-3);
+        const size_t n = 400'000;
+        for (int kind = 0; kind < 8; ++kind) {
+            std::vector<double> v(n), clean;
+            for (size_t i = 0; i < n; ++i) {
+                switch (kind) {
+                case 0: v[i] = std::exp(normal(rng)); break;                    // a ratio near 1
+                case 1: v[i] = 0.0; break;                                      // all +0
+                case 2: v[i] = i % 3 != 1 ? 0.0 : -0.0; break;                  // both zeros, +0 first
+                case 7: v[i] = i % 3 == 0 ? -0.0 : (i % 3 == 1 ? 0.0 : -1.0); break;   // max: -0 first
+                case 3: v[i] = i % 1000 ? 0.0 : 1.0; break;                     // clip_excess
+                case 4: v[i] = i % 5 ? normal(rng) : (i % 10 ? -0.0 : 0.0); break;
+                case 5: v[i] = i == 7 ? INFINITY : (i == 9 ? -INFINITY : normal(rng)); break;
+                case 6: v[i] = i % 2 ? NAN : -3.5; break;                      // one value and NaNs
+                }
+                if (!std::isnan(v[i]))
+                    clean.push_back(v[i]);
+            }
+            double lo = INFINITY, hi = -INFINITY;   // as summarize finds them: == ignores a zero's sign
+            for (double x : clean) {
+                lo = std::min(lo, x);
+                hi = std::max(hi, x);
+            }
+            std::vector<double> sorted = clean;
+            std::sort(sorted.begin(), sorted.end(), [](double a, double b) {
+                return a < b || (a == b && std::signbit(a) && !std::signbit(b));
+            });
+            const double qs[] = {0, 0.001, 0.3, 0.5, 0.99, 0.999, 1};
+            const auto got = quantilesType7(v, qs, 2, std::pair{lo, hi});
+            QCOMPARE(got.size(), size_t(7));
+            for (size_t i = 0; i < 7; ++i) {
+                const double h = double(sorted.size() - 1) * qs[i];
+                const size_t k = size_t(std::floor(h));
+                const double a = sorted[k], b = sorted[std::min(k + 1, sorted.size() - 1)], f = h - double(k);
+                const double want = f >= 0.5 ? b - (b - a) * (1 - f) : a + (b - a) * f;
+                QVERIFY2(std::memcmp(&got[i], &want, sizeof want) == 0,
+                         qPrintable(QString("kind %1 q %2: %3 vs %4").arg(kind).arg(qs[i]).arg(got[i], 0, 'g', 17)
+                                        .arg(want, 0, 'g', 17)));
+            }
+        }
+    }
 };
 
 QTEST_GUILESS_MAIN(TestAggregate)
