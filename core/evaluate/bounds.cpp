@@ -85,9 +85,10 @@ Input epsilonOf(const Contract& contract, MetricEngine& engine) {
                               num(g->value) + ")"};
     if (!engine.run().hasLogits())   // no array of NaN for a run without logits
         return {std::nullopt, "epsilon: needs full logits or a logit_drift clause"};
-    const auto drift = engine.get("logit_drift");
+    // (Moments only: the array is not held, so a lean engine drops it at once. Every
+    // value that exists is finite, so the moments' n is the metric's count.)
     if (auto m = maxOf(engine, "logit_drift"))
-        return {*m, "epsilon = observed max logit_drift over " + std::to_string(drift->count) +
+        return {*m, "epsilon = observed max logit_drift over " + std::to_string(engine.moments("logit_drift").n) +
                         " positions with full logits"};
     return {std::nullopt, "epsilon: needs full logits or a logit_drift clause"};
 }
@@ -96,9 +97,9 @@ Input rhoOf(const Contract& contract, MetricEngine& engine) {
     if (auto g = guarantee(contract, {"abs_log_ratio", "seq_max_abs_log_ratio"}))
         return {g->value, "rho = contract guarantee (clause " + g->clause + ": max " + g->metric + " <= " +
                               num(g->value) + ")"};
-    const auto r = engine.get("abs_log_ratio");
     if (auto m = maxOf(engine, "abs_log_ratio"))
-        return {*m, "rho = observed max |log_ratio| over " + std::to_string(r->count) + " tokens"};
+        return {*m, "rho = observed max |log_ratio| over " + std::to_string(engine.moments("abs_log_ratio").n) +
+                        " tokens"};
     return {std::nullopt, "rho: needs log-probs or an abs_log_ratio clause"};
 }
 

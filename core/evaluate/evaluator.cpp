@@ -177,6 +177,12 @@ Evaluation Evaluator::evaluate(const EvaluateOptions& options, const Progress& p
         inconclusive = inconclusive || r.status == Status::Inconclusive || r.status == Status::Error;
     }
     ev.verdict = fail ? Status::Fail : inconclusive ? Status::Inconclusive : Status::Pass;
+    if (oneShot_) {
+        // Nothing asks for the clauses' arrays again: the bound chain computes its inputs
+        // one at a time and keeps only their moments.
+        engine_->clear();
+        engine_->setLean();
+    }
     ev.bounds = boundChain(contract_, *engine_);
     report(progress, 1.0);
     return ev;

@@ -135,6 +135,17 @@ void MetricEngine::release(std::string_view name) {
     }
 }
 
+std::optional<MetricValues> MetricEngine::take(std::string_view name, const Progress& progress) {
+    get(name, progress);   // computed and cached; the returned reference is dropped at once
+    std::lock_guard lock(mutex_);
+    const auto it = cache_.find(name);
+    if (it == cache_.end() || it->second.use_count() != 1)
+        return std::nullopt;
+    std::optional<MetricValues> out(std::move(*it->second));
+    cache_.erase(it);
+    return out;
+}
+
 std::shared_ptr<const MetricValues> MetricEngine::get(std::string_view name, const Progress& progress) {
     if (!findMetric(name))
         throw std::invalid_argument("unknown metric '" + std::string(name) + "'");
@@ -154,7 +165,12 @@ MetricEngine::Moments MetricEngine::moments(std::string_view name, const Progres
         if (auto it = moments_.find(name); it != moments_.end())
             return it->second;
     }
-    const auto v = get(name, progress);
+    bool cached = false;
+    {
+        std::lock_guard lock(mutex_);
+        cached = cache_.count(name) > 0;
+    }
+    auto v = get(name, progress);
     Moments m;
     double sum = 0, mx = -std::numeric_limits<double>::infinity();
     for (double x : v->values)
@@ -166,6 +182,10 @@ MetricEngine::Moments MetricEngine::moments(std::string_view name, const Progres
     if (m.n) {
         m.mean = sum / double(m.n);
         m.max = mx;
+    }
+    if (lean_ && !cached) {
+        v.reset();
+        release(name);
     }
     std::lock_guard lock(mutex_);
     moments_.emplace(std::string(name), m);

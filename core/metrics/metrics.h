@@ -78,8 +78,19 @@ public:
     };
     Moments moments(std::string_view name, const Progress& progress = {});
 
+    // Lean: the engine serves one pass of questions (kcx check, sign, report) and keeps no
+    // array it computed only for moments(): the bound chain's inputs are then computed and
+    // dropped one at a time instead of piling up in the cache (8 bytes a token each).
+    void setLean(bool lean = true) { lean_ = lean; }
+
     // Drops cached arrays (memory) — they are recomputed on demand.
     void clear();
+    // Hands a metric's values over to the caller, who may then change them (a one-shot
+    // evaluation compacts them in place instead of copying 8 bytes a token): computed if
+    // needed, and dropped from the cache. Empty when someone else still holds the array
+    // (the caller then reads it through get()).
+    std::optional<MetricValues> take(std::string_view name, const Progress& progress = {});
+
     // Drops one metric's cached array (a caller that has summarised it and needs it no
     // more: `kcx metrics` without --per-token keeps one array at a time).
     void release(std::string_view name);
@@ -97,6 +108,7 @@ private:
     // metric: its pages are already mapped (a fresh 160 MB array costs more in page faults
     // and zeroing than the metric costs to compute).
     std::vector<double> spare_;
+    bool lean_ = false;
     std::map<std::string, Moments, std::less<>> moments_;
     std::unique_ptr<DerivedSlices> derived_;
     void computeGroup(std::string_view name, const Progress& progress);

@@ -316,6 +316,54 @@ private slots:
         QCOMPARE(metric(run, "ess", 1)->values[0], metric(run, "ess", 3)->values[0]);
     }
 
+    // take() hands the array over (the caller may change it) and the next get() computes it
+    // again; nothing is taken while somebody else holds it. A lean engine keeps no array it
+    // computed for moments(). A released array is reused by the next metric (same values
+    // as a fresh engine's).
+    void takeReleaseAndLean() {
+        RunBuilder b;
+        b.train = {{std::log(0.5), std::log(0.25)}, {std::log(0.125)}};
+        b.inf = {{std::log(0.25), std::log(0.25)}, {std::log(0.5)}};
+        MetricEngine e(b.build());
+        const double l2 = std::log(2.0);
+        {
+            const auto held = e.get("abs_log_ratio");
+            QVERIFY(!e.take("abs_log_ratio"));   // held: not taken
+            QCOMPARE(held->values.size(), size_t(3));
+        }
+        auto taken = e.take("abs_log_ratio");
+        QVERIFY(taken);
+        QCOMPARE(taken->values[0], l2);
+        QCOMPARE(taken->values[1], 0.0);
+        QCOMPARE(taken->values[2], 2 * l2);
+        taken->values[0] = 99;   // the engine's next array is its own
+        QCOMPARE(e.get("abs_log_ratio")->values[0], l2);
+        e.release("abs_log_ratio");
+        const auto k1 = e.get("k1");   // written into the released array
+        QCOMPARE(k1->values[0], -l2);
+        QCOMPARE(k1->values[1], 0.0);
+        QCOMPARE(k1->values[2], 2 * l2);
+        QCOMPARE(k1->count, uint64_t(3));
+
+        MetricEngine lean(b.build());
+        lean.setLean();
+        const auto m = lean.moments("ratio");
+        QCOMPARE(m.n, uint64_t(3));
+        QCOMPARE(m.max, 2.0);
+        QCOMPARE(m.mean, (2.0 + 1.0 + 0.25) / 3);
+        // The array moments() computed is gone: get() computes it again (it reports progress
+        // only when it computes); an engine that is not lean keeps it.
+        int reports = 0;
+        const Progress counting = [&](double) { ++reports; return true; };
+        QCOMPARE(lean.get("ratio", counting)->values[2], 0.25);
+        QVERIFY(reports > 0);
+        MetricEngine keeping(b.build());
+        keeping.moments("ratio");
+        reports = 0;
+        QCOMPARE(keeping.get("ratio", counting)->values[2], 0.25);
+        QCOMPARE(reports, 0);
+    }
+
     void unknownMetricAndCancel() {
         RunBuilder b;
         b.train = {{-1}};
