@@ -196,21 +196,6 @@ void buildDerivedState(const Clause& c, MetricEngine& engine, const MetricValues
 
 }  // namespace
 
-// An exceedance clause's groups are kept sorted, so that a new `level` (a drag in the
-// window) is a binary search per group: O(groups · log n), not a pass over the values.
-static void sortForLevelDrags(const Clause& c, MetricEngine& engine, ClauseState& st) {
-    if (c.family != Family::Statistical || c.test != Clause::Test::Exceedance || st.groups.empty())
-        return;
-    parallelChunks(st.groups.size(), st.groups.size(), engine.options().threads, [&](size_t, size_t b, size_t e) {
-        for (size_t i = b; i < e; ++i) {
-            Group& g = st.groups[i];
-            std::sort(g.values.begin(), g.values.end());
-            std::sort(g.seqMax.begin(), g.seqMax.end());
-            g.sorted[0] = g.sorted[1] = true;
-        }
-    });
-}
-
 void buildMetricState(const Clause& c, MetricEngine& engine, ClauseState& st, bool prepareDrags) {
     const Run& run = engine.run();
     st = ClauseState{};
@@ -238,8 +223,6 @@ void buildMetricState(const Clause& c, MetricEngine& engine, ClauseState& st, bo
         buildDerivedState(c, engine, *values, st);
         if (!st.error.empty())
             st.groups.clear();
-        else if (prepareDrags)
-            sortForLevelDrags(c, engine, st);
         return;
     }
     const auto keep = sequencesInScope(run, c.where, st.error);
@@ -261,6 +244,18 @@ void buildMetricState(const Clause& c, MetricEngine& engine, ClauseState& st, bo
             values = engine.get(c.metric);
     }
     const std::vector<double>& source = owned ? owned->values : values->values;
+    if (!owned) {
+        // Each group's room at once (an upper bound: gaps are skipped), not by doubling: the
+        // growth copied every group's values again and mapped fresh pages each time.
+        std::vector<size_t> room(st.groups.size(), 0);
+        for (size_t s = 0; s < run.sequenceCount(); ++s)
+            if (keep[s] && group[s] >= 0) {
+                const auto [from, to] = valueRange(run, c, s, token);
+                room[size_t(group[s])] += to - from;
+            }
+        for (size_t g = 0; g < st.groups.size(); ++g)
+            st.groups[g].values.reserve(room[g]);
+    }
     size_t kept = 0;
     for (size_t s = 0; s < run.sequenceCount(); ++s) {
         if (!keep[s] || group[s] < 0)
@@ -293,14 +288,17 @@ void buildMetricState(const Clause& c, MetricEngine& engine, ClauseState& st, bo
         owned->values.resize(kept);
         st.groups[0].values = std::move(owned->values);
     }
-    if (prepareDrags)
-        sortForLevelDrags(c, engine, st);
 }
 
-// k of n above `level`, by binary search once a group has been sorted for a drag.
-static uint64_t countAbove(const std::vector<double>& v, bool sorted, double level) {
-    if (sorted)
+// k of n above `level`: by binary search once the per-sequence maxima have been sorted
+// for a drag, from bucket sizes once the token values have been bucketed for one, else by
+// a pass.
+static uint64_t countAbove(const Group& g, bool seqUnit, double level) {
+    const std::vector<double>& v = seqUnit ? g.seqMax : g.values;
+    if (seqUnit && g.sorted[1])
         return uint64_t(v.end() - std::upper_bound(v.begin(), v.end(), level));
+    if (!seqUnit && g.buckets.built())
+        return g.buckets.countAbove(v, level);
     return uint64_t(std::count_if(v.begin(), v.end(), [&](double x) { return x > level; }));
 }
 
@@ -335,11 +333,19 @@ std::vector<Result> decideStatistical(const Clause& c, ClauseState& st) {
                 continue;
             }
             if (!g.k || g.kLevel != level || g.kUnit != seqUnit) {
-                if (g.kLevel != level && g.k && !g.sorted[seqUnit]) {   // a second level: a drag; sort once
-                    std::sort(v.begin(), v.end());
-                    g.sorted[seqUnit] = true;
+                // A second level is a drag: prepare once for the levels that follow. The
+                // token values are bucketed (O(n), in place) rather than sorted, and only
+                // then: the window's first evaluation no longer sorts 8 bytes a token it
+                // may never drag (most of its time to settle at 10M tokens, issue 17).
+                if (g.kLevel != level && g.k) {
+                    if (seqUnit && !g.sorted[1]) {
+                        std::sort(v.begin(), v.end());
+                        g.sorted[1] = true;
+                    } else if (!seqUnit && !g.buckets.built()) {
+                        g.buckets.build(v);
+                    }
                 }
-                g.k = countAbove(v, g.sorted[seqUnit], level);
+                g.k = countAbove(g, seqUnit, level);
                 g.kLevel = level;
                 g.kUnit = seqUnit;
             }

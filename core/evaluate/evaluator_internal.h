@@ -30,7 +30,7 @@ struct Group {
     std::optional<uint64_t> k;                   // exceedance count at kLevel
     double kLevel = 0;
     bool kUnit = false;
-    bool sorted[2] = {false, false};             // values / seqMax sorted (after a level drag)
+    bool sorted[2] = {false, false};             // [1]: seqMax sorted (after a level drag)
     std::optional<std::pair<double, double>> ci;
     double ciConf = 0;
     int64_t ciResamples = 0;
@@ -58,7 +58,8 @@ namespace kcx::detail {
 
 using ClauseState = Evaluator::ClauseState;
 
-// prepareDrags: sort what an exceedance test counts, for the drags of an interactive evaluator.
+// prepareDrags: the evaluator will be asked again (the window): the engine's arrays stay in
+// its cache. Without it (one shot) a one-group clause takes the engine's array.
 void buildMetricState(const Clause& c, MetricEngine& engine, ClauseState& st, bool prepareDrags = true);
 std::vector<Result> decideNumerical(const Clause& c, ClauseState& st, int threads);
 std::vector<Result> decideStatistical(const Clause& c, ClauseState& st);
