@@ -149,6 +149,21 @@ std::optional<MetricValues> MetricEngine::take(std::string_view name, const Prog
 std::shared_ptr<const MetricValues> MetricEngine::get(std::string_view name, const Progress& progress) {
     if (!findMetric(name))
         throw std::invalid_argument("unknown metric '" + std::string(name) + "'");
+    std::shared_ptr<std::mutex> computing;
+    {
+        std::lock_guard lock(mutex_);
+        if (auto it = cache_.find(name); it != cache_.end())
+            return it->second;
+        auto& m = computing_[std::string(name)];
+        if (!m)
+            m = std::make_shared<std::mutex>();
+        computing = m;
+    }
+    // One computation per metric at a time: the window's evaluation and its heatmap ask for
+    // the same array at once, and both computed it (twice the work and the memory, on a
+    // machine with two cores). The second waits and finds it cached; if the first was
+    // cancelled, the second computes it.
+    std::lock_guard once(*computing);
     {
         std::lock_guard lock(mutex_);
         if (auto it = cache_.find(name); it != cache_.end())

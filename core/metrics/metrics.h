@@ -108,6 +108,7 @@ private:
     // metric: its pages are already mapped (a fresh 160 MB array costs more in page faults
     // and zeroing than the metric costs to compute).
     std::vector<double> spare_;
+    std::map<std::string, std::shared_ptr<std::mutex>, std::less<>> computing_;   // one per metric asked
     bool lean_ = false;
     std::map<std::string, Moments, std::less<>> moments_;
     std::unique_ptr<DerivedSlices> derived_;
