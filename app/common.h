@@ -19,6 +19,8 @@ namespace kcx::app {
 
 // Loads a run; on failure prints the error (naming file and place) and returns null.
 std::shared_ptr<const Run> openRun(const QString& path, bool quiet);
+// glibc keeps freed arrays for reuse from now on (openRun calls it once the run is read).
+void keepFreedMemory();
 
 // A progress callback that draws a bar on stderr when it is a terminal (else does nothing).
 Progress terminalProgress(const char* label, bool quiet);
