@@ -1,6 +1,7 @@
 // computeGrid: reduces the rows and positions in view to at most one cell per pixel.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <stdexcept>
 
 #include "core/base/parallel.h"
@@ -67,6 +68,28 @@ void addScoped(const HeatmapIndex& index, size_t r, size_t s, const uint8_t* sco
             keep[col].push_back(x);
     }
 }
+
+// Calls f(column, value) for the tokens addScoped adds (the same filter, nothing summed).
+template <class F>
+void forScoped(const HeatmapIndex& index, size_t r, size_t s, const uint8_t* scope, const Bins& cols,
+               const uint32_t* colOf, F&& f) {
+    const Run& run = index.run();
+    const size_t begin = run.seqBegin(s), p0 = cols.begin, e = std::min(run.seqLength(s), p0 + cols.width);
+    const double* v = index.values().values.data() + begin;
+    const bool rows = index.tokenRows() != nullptr;
+    for (size_t t = p0; t < e; ++t) {
+        const double x = v[t];
+        if (x != x || (scope && !scope[begin + t]) || (rows && !index.counts(r, begin + t)))
+            continue;
+        f(colOf[t - p0], x);
+    }
+}
+
+// A tail quantile (p99, p99.9) needs only a cell's largest values: with n known, the
+// order statistics x[lo] and x[lo+1] are the k-th and (k-1)-th largest, k = n - lo, kept
+// in a min-heap of k values as the tokens stream past (most fail one comparison), instead
+// of copying every value of every cell and selecting in the copies.
+constexpr size_t kTopMax = 4096;
 
 // Counts the values above thr of one sequence (slice rows, share above); with rows, only
 // the tokens of row r.
@@ -206,6 +229,12 @@ HeatmapGrid computeGrid(const HeatmapIndex& index, const HeatmapRequest& req,
 
     const size_t chunks = std::min(g.rows, size_t(resolveThreads(threads)) * 8);
     detail::ChunkProgress prog(progress, chunks);
+    const double qc = std::clamp(req.quantile, 0.0, 1.0);
+    // k = n - lo of a cell of n values: how many of its largest the quantile needs.
+    const auto topCount = [&](uint32_t n) {
+        const double h = double(n - 1) * qc;
+        return size_t(n) - std::min(size_t(h), size_t(n) - 1);
+    };
     parallelChunks(g.rows, chunks, threads, [&](size_t, size_t rb, size_t re) {
         std::vector<Acc> acc(g.cols);
         std::vector<std::vector<double>> kept(quantile ? g.cols : 0);
@@ -214,7 +243,38 @@ HeatmapGrid computeGrid(const HeatmapIndex& index, const HeatmapRequest& req,
             std::fill(acc.begin(), acc.end(), Acc{});
             for (auto& k : kept)
                 k.clear();
-            for (size_t r = g.rowBins.lo(i); r < g.rowBins.hi(i); ++r) {
+            // A tail quantile: counts first (one pass, nothing kept), then each cell's
+            // largest values in a bounded heap when every cell needs few of them.
+            bool top = false;
+            if (quantile) {
+                for (size_t r = g.rowBins.lo(i); r < g.rowBins.hi(i); ++r)
+                    for (uint32_t s : index.row(r).sequences)
+                        addScoped(index, r, s, scope, g.colBins, colOf.data(), thr, a, nullptr);
+                top = true;
+                for (size_t c = 0; c < g.cols && top; ++c)
+                    top = a[c].n == 0 || topCount(a[c].n) <= kTopMax;
+                if (!top)
+                    std::fill(acc.begin(), acc.end(), Acc{});
+            }
+            if (top) {
+                std::vector<size_t> want(g.cols);
+                for (size_t c = 0; c < g.cols; ++c)
+                    want[c] = a[c].n ? topCount(a[c].n) : 0;
+                for (size_t r = g.rowBins.lo(i); r < g.rowBins.hi(i); ++r)
+                    for (uint32_t s : index.row(r).sequences)
+                        forScoped(index, r, s, scope, g.colBins, colOf.data(), [&](uint32_t c, double x) {
+                            std::vector<double>& h = kept[c];
+                            if (h.size() < want[c]) {
+                                h.push_back(x);
+                                std::push_heap(h.begin(), h.end(), std::greater<>());
+                            } else if (x > h.front()) {
+                                std::pop_heap(h.begin(), h.end(), std::greater<>());
+                                h.back() = x;
+                                std::push_heap(h.begin(), h.end(), std::greater<>());
+                            }
+                        });
+            }
+            for (size_t r = g.rowBins.lo(i); r < g.rowBins.hi(i) && !top; ++r) {
                 const HeatmapRow& row = index.row(r);
                 if (scoped) {
                     for (uint32_t s : row.sequences)
@@ -244,7 +304,22 @@ HeatmapGrid computeGrid(const HeatmapIndex& index, const HeatmapRequest& req,
                 case HeatmapAggregate::Max: g.value[k] = x.max; break;
                 case HeatmapAggregate::ShareAbove: g.value[k] = double(x.above) / double(x.n); break;
                 case HeatmapAggregate::Quantile:
-                    g.value[k] = cellQuantile(kept[c].data(), kept[c].size(), req.quantile);
+                    if (top) {
+                        // The heap's top is the k-th largest, x[lo]; the least of its
+                        // children the (k-1)-th, x[lo+1] (type 7, as cellQuantile).
+                        const std::vector<double>& h = kept[c];
+                        const double hpos = double(x.n - 1) * qc;
+                        const size_t lo = std::min(size_t(hpos), size_t(x.n) - 1);
+                        const double lv = h.front();
+                        if (lo + 1 >= x.n) {
+                            g.value[k] = lv;
+                        } else {
+                            const double hv = h.size() > 2 ? std::min(h[1], h[2]) : h[1];
+                            g.value[k] = lv + (hpos - double(lo)) * (hv - lv);
+                        }
+                    } else {
+                        g.value[k] = cellQuantile(kept[c].data(), kept[c].size(), req.quantile);
+                    }
                     break;
                 }
             }

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "core/contract/contract.h"
 #include "core/evaluate/clause_scope.h"
@@ -125,6 +126,34 @@ private slots:
     // every position. With fewBelow 30, 4 columns (widths 3, 2, 3, 2: 30, 20, 30, 20 values)
     // leave half the cells short; 3 columns (4, 3, 3: 40, 30, 30) leave none. Tried: 10, 8,
     // 6, 4, 3 (each 4/5 of the last).
+    // A cell's quantile from its largest values in a heap (a tail quantile needs k = n - lo
+    // of them) and, when k is over 4,096, from a copy of all of them: both equal type 7 by
+    // sorting, at q where each path is taken.
+    void quantileCellsOfEitherPath() {
+        std::mt19937_64 rng(41);
+        std::normal_distribution<double> z(0, 1);
+        std::vector<std::vector<double>> train(20, std::vector<double>(600, 0.0)), inf = train;
+        std::vector<double> all;
+        for (auto& s : inf)
+            for (double& x : s) {
+                x = -std::fabs(z(rng));
+                all.push_back(-x);   // abs_log_ratio of train 0
+            }
+        auto run = test::runFromLogprobs(train, inf);
+        run->slices.keys = {"task"};
+        run->slices.values = {{"a"}};
+        run->slices.codes.assign(20, 0);
+        MetricEngine engine(run);
+        const auto index = HeatmapIndex::build(run, engine.get("abs_log_ratio"), {HeatmapRows::SliceValues, "task", ""});
+        for (double q : {0.999, 0.99, 0.9, 0.5, 0.1, 0.0, 1.0}) {   // k = 13 ... 12,000
+            HeatmapRequest r{0, 1, 1, 0, 600, 1, HeatmapAggregate::Quantile, 0};
+            r.quantile = q;
+            const HeatmapGrid g = computeGrid(*index, r);
+            QCOMPARE(g.n[0], 12000u);
+            QCOMPARE(g.value[0], type7(all, q));
+        }
+    }
+
     void widerColumnsForFewValues() {
         std::vector<std::vector<double>> seqs(10, std::vector<double>(10, 0.0)), inf = seqs;
         for (auto& s : inf)
