@@ -20,7 +20,7 @@ namespace kcx::ui {
 
 class ChartJobs {
 public:
-    // Runs compute(progress) on the global pool; apply(result) on context's thread when
+    // Runs compute(progress) on chartPool() (after the verdicts and the heatmap); apply(result) on context's thread when
     // it is still the newest job, failed(message) when it threw (not when cancelled).
     // A job that finishes before start() returns may be applied inside start().
     template <class Compute, class Apply>
@@ -32,8 +32,9 @@ public:
         auto running = running_;
         ++*running;
         const Progress progress = [latest, gen](double) { return latest->load() == gen; };
-        QtConcurrent::run(workPool(), [compute = std::move(compute), progress]() -> R {
-            lowerThreadPriority();
+        QtConcurrent::run(chartPool(), [compute = std::move(compute), progress]() -> R {
+            lowerChartThreadPriority();
+            waitForForeground(progress);
             return compute(progress);
         })
             .then(context, [latest, running, gen, apply = std::move(apply)](R result) {

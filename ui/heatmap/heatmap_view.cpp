@@ -184,8 +184,24 @@ void HeatmapView::rebuildIndex() {
     }
     indexRunning_ = true;
     update();
+    // The job starts once control is back in the event loop, so that the changes one user
+    // action makes (a clause selected: its metric, then its slice key) build one index, not
+    // one started and another that cancels it (both ran side by side for 50 ms).
+    if (indexQueued_)
+        return;
+    indexQueued_ = true;
+    QMetaObject::invokeMethod(this, &HeatmapView::startIndexJob, Qt::QueuedConnection);
+    (void)gen;
+}
+
+void HeatmapView::startIndexJob() {
+    indexQueued_ = false;
+    if (!run_ || !values_ || !indexRunning_)
+        return;
+    const uint64_t gen = indexGen_->load();
     QtConcurrent::run(workPool(), [run = run_, values = values_, spec = spec_, derived = derived_, latest = indexGen_, gen] {
         lowerThreadPriority();
+        const ForegroundWork foreground;
         IndexResult r;
         r.gen = gen;
         try {
@@ -266,6 +282,7 @@ void HeatmapView::startRender() {
     renderRunning_ = true;
     QtConcurrent::run(workPool(), [index = index_, req, reuse, size = plot.size(), scale = scale_, latest = renderGen_, gen] {
         lowerThreadPriority();
+        const ForegroundWork foreground;
         Rendered r;
         r.gen = gen;
         r.index = index;

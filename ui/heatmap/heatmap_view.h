@@ -141,6 +141,8 @@ private:
     // Generations: a job whose number is no longer the newest is cancelled and dropped.
     std::shared_ptr<std::atomic<uint64_t>> indexGen_, renderGen_;
     bool indexRunning_ = false, renderRunning_ = false, renderPending_ = false;
+    bool indexQueued_ = false;   // startIndexJob() is on its way
+    void startIndexJob();
 
     QPoint pressPos_;
     bool dragging_ = false;

@@ -9,6 +9,11 @@
 #ifdef __linux__
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+
+#include "core/formats/run.h"
 
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -20,6 +25,7 @@ namespace kcx::ui {
 namespace {
 
 constexpr int kBackgroundNice = 10;
+constexpr int kChartNice = 19;
 
 QThreadPool* settingsPool() {
     static QThreadPool* pool = [] {
@@ -42,6 +48,44 @@ QThreadPool* workPool() {
     return pool;
 }
 
+QThreadPool* chartPool() {
+    static QThreadPool* pool = [] {
+        auto* p = new QThreadPool;
+        p->setMaxThreadCount(std::max(2, QThread::idealThreadCount()));
+        return p;
+    }();
+    return pool;
+}
+
+namespace {
+std::mutex foregroundMutex;
+std::condition_variable foregroundDone;
+int foregroundCount = 0;
+}  // namespace
+
+ForegroundWork::ForegroundWork() {
+    std::lock_guard lock(foregroundMutex);
+    ++foregroundCount;
+}
+
+ForegroundWork::~ForegroundWork() {
+    std::lock_guard lock(foregroundMutex);
+    if (--foregroundCount == 0)
+        foregroundDone.notify_all();
+}
+
+void waitForForeground(const std::function<bool(double)>& stillWanted) {
+    std::unique_lock lock(foregroundMutex);
+    while (foregroundCount > 0) {
+        // Woken when the last one ends; every 20 ms it asks whether it is still wanted.
+        foregroundDone.wait_for(lock, std::chrono::milliseconds(20));
+        if (stillWanted && !stillWanted(0)) {
+            lock.unlock();
+            throw Cancelled();
+        }
+    }
+}
+
 void storeSetting(const QString& key, const QVariant& value) {
     // The QSettings constructor needs the application's names: read them here.
     const QString org = QCoreApplication::organizationName(), app = QCoreApplication::applicationName();
@@ -54,20 +98,34 @@ void storeSetting(const QString& key, const QVariant& value) {
 
 void waitForSettings() { settingsPool()->waitForDone(); }
 
-void lowerThreadPriority() {
+namespace {
+void niceThisThread(int nice) {
 #ifdef __linux__
-    thread_local bool done = false;
-    if (done)
-        return;
-    done = true;
     // On Linux the nice value belongs to the thread (PRIO_PROCESS with a thread id);
     // raising it needs no privilege. A thread already nicer than that is left alone.
     const id_t tid = id_t(::syscall(SYS_gettid));
     errno = 0;
     const int now = ::getpriority(PRIO_PROCESS, tid);
-    if (errno == 0 && now < kBackgroundNice)
-        ::setpriority(PRIO_PROCESS, tid, kBackgroundNice);
+    if (errno == 0 && now < nice)
+        ::setpriority(PRIO_PROCESS, tid, nice);
+#else
+    (void)nice;
 #endif
+}
+}  // namespace
+
+void lowerThreadPriority() {
+    thread_local bool done = false;
+    if (!done)
+        niceThisThread(kBackgroundNice);
+    done = true;
+}
+
+void lowerChartThreadPriority() {
+    thread_local bool done = false;
+    if (!done)
+        niceThisThread(kChartNice);
+    done = true;
 }
 
 }  // namespace kcx::ui

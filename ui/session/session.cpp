@@ -386,6 +386,7 @@ void Session::scheduleEvaluation(std::function<void(Evaluator&)> change) {
     auto latest = latestGeneration_;
     QFuture<Outcome<Evaluation>> future = QtConcurrent::run(&pool_, [=]() -> Outcome<Evaluation> {
         lowerThreadPriority();
+        const ForegroundWork foreground;
         return attempt<Evaluation>([&]() -> Evaluation {
             if (change)
                 change(*evaluator);
@@ -420,6 +421,7 @@ void Session::requestMetric(const QString& name) {
     const std::string n = name.toStdString();
     QtConcurrent::run(workPool(), [engine, n] {
         lowerThreadPriority();
+        const ForegroundWork foreground;
         Outcome<const MetricValues> out;
         try {
             out.value = engine->get(n);

@@ -67,6 +67,20 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), session_(new Sess
     connect(session_, &Session::evaluationStarted, this, [this] {
         if (!session_->loading())
             statusBar()->showMessage(tr("Evaluating…"));
+        // Nothing selected yet (a run or contract just opened): the heatmap starts on the
+        // first per-token clause now, beside the evaluation, instead of after it. The
+        // results then select the first failing clause; when that is another one the
+        // heatmap follows. At 10M tokens the window settled 0.2 s sooner (issue 17).
+        const auto c = session_->contract();
+        if (!c || !session_->run() || !contract_->selectedClause().isEmpty())
+            return;
+        for (const Clause& cl : c->clauses) {
+            const MetricInfo* info = findMetric(cl.metric);
+            if (info && info->level == MetricLevel::Token) {
+                heatmap_->setClause(clauseLens(cl, *session_));
+                break;
+            }
+        }
     });
     connect(session_, &Session::contractChanged, this, [this] {
         updateTitle();
