@@ -140,9 +140,18 @@ void ContractPanel::showEvaluation(const EvaluationSnapshot& snapshot) {
                     break;
                 }
             }
-        const QModelIndex pick = failing.isValid() ? failing : first;
+        // Selecting it re-points the heatmap and the charts: as an event of its own, so
+        // that the window answers in between (the first evaluation's handlers took 16 ms
+        // in one event; beside a busy process that doubles, issue 17).
+        const QPersistentModelIndex pick = failing.isValid() ? failing : first;
         if (pick.isValid())
-            view_->setCurrentIndex(pick);
+            QMetaObject::invokeMethod(
+                this,
+                [this, pick] {
+                    if (pick.isValid() && !view_->currentIndex().isValid())
+                        view_->setCurrentIndex(pick);
+                },
+                Qt::QueuedConnection);
     }
 }
 

@@ -54,9 +54,14 @@ PromotionView::PromotionView(QWidget* parent)
 PromotionView::~PromotionView() = default;
 
 void PromotionView::setSession(Session* session) {
-    connect(session, &Session::evaluated, this, [this](const EvaluationSnapshot& snapshot) {
-        setEvaluation(snapshot.contract, snapshot.evaluation);
-    });
+    // Queued: the promotion cards are built in an event of their own, after the results
+    // table (one long event kept the window from answering, issue 17); the newest result.
+    connect(
+        session, &Session::evaluated, this,
+        [this, session] {
+            setEvaluation(session->latest().contract, session->latest().evaluation);
+        },
+        Qt::QueuedConnection);
     if (session->latest().evaluation)
         setEvaluation(session->latest().contract, session->latest().evaluation);
 }
