@@ -3,7 +3,7 @@
 script doing the same work, interleaved in one run, with the peak memory of each.
 
     /usr/bin/python3 bench/commands_bench.py --kcx build/kcx [--dir /tmp/kcx-cmd] \
-        [--tokens 20000000] [--rounds 3] [--only NAME,...]
+        [--tokens 20000000] [--rounds 3] [--only NAME,...] [--window build/bench_window]
 
 Inputs (made once into --dir, seeded, not timed): a log-prob run of --tokens float32
 tokens (offsets/tokens/logp_train/logp_inf safetensors, 12 bytes per token) and a logits
@@ -36,6 +36,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "tools"))
 import make_external_run as mk  # noqa: E402
 
 ROWS, VOCAB = 2048, 32000
+JSONL_TOKENS = 2_000_000
 
 # The numpy programs, run as `python3 -c PROGRAM PATH`. Each prints what it computed so the
 # work cannot be skipped.
@@ -106,7 +107,24 @@ out.append(summary(s)); out.append(summary(np.abs(s)))
 out.append(summary(np.exp(s / ln))); out.append(summary(np.exp(np.clip(s, -20, 20))))
 out.append(summary(np.maximum.reduceat(np.abs(r), off[:-1])))
 out.append(summary(np.add.reduceat(np.abs(r).astype(np.float64), off[:-1]) / ln))
+# the run-level ones: ess, prob_pearson, log_ppl_diff
+w64 = w.astype(np.float64)
+out.append(w64.sum() ** 2 / (w64.size * (w64 * w64).sum()))
+out.append(np.corrcoef(np.exp(a.astype(np.float64)), np.exp(b.astype(np.float64)))[0, 1])
+out.append(float((np.add.reduceat((b - a).astype(np.float64), off[:-1]) / ln).mean()))
 print(len(out))
+"""
+
+# A JSON Lines run (SPEC 1.1) parsed by Python's json module into numpy arrays, then the
+# same summary as NP_ABS: what a user without kcx would write.
+NP_JSONL = NP_COMMON + r"""
+a, b = [], []
+with open(sys.argv[1]) as f:
+    for line in f:
+        d = json.loads(line)
+        a.extend(d["logp_train"]); b.extend(d["logp_inf"])
+a = np.asarray(a, np.float64); b = np.asarray(b, np.float64)
+print(summary(np.abs(a - b)))
 """
 
 NP_LOGITS = NP_COMMON + r"""
@@ -187,10 +205,21 @@ def make_inputs(d, tokens):
                                   ("logp_train", "F32", lpt), ("logp_inf", "F32", lpt),
                                   ("logits_train", "F32", z), ("logits_inf", "F32", zp)],
                              {"kcx": "1", "ids": json.dumps(["row-block"])})
+    jl = os.path.join(d, f"logprobs_{JSONL_TOKENS // 1_000_000}m.jsonl")
+    if not os.path.exists(jl):
+        # Full-precision floats, as a trainer's json.dumps or vLLM's JSON writes them.
+        rng = np.random.default_rng(20261207)
+        with open(jl, "w") as f:
+            for s in range(JSONL_TOKENS // 1000):
+                a = -rng.exponential(0.6, 1000)
+                b = np.minimum(a + rng.normal(0.0, 2e-3, 1000), 0)
+                f.write(json.dumps({"id": f"s{s}", "tokens": rng.integers(0, 32000, 1000).tolist(),
+                                    "logp_train": a.tolist(), "logp_inf": b.tolist()},
+                                   separators=(",", ":")) + "\n")
     contract = os.path.join(d, "check.yaml")
     with open(contract, "w") as f:
         f.write(CHECK_CONTRACT)
-    return lp, lg, contract
+    return lp, lg, jl, contract
 
 
 def main(argv):
@@ -200,9 +229,11 @@ def main(argv):
     ap.add_argument("--tokens", type=int, default=20_000_000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--only", default="")
+    ap.add_argument("--window", default="", help="bench_window: the window's settle time against kcx check "
+                    "on its 10M-token run, and its event-loop stalls beside a CPU hog")
     a = ap.parse_args(argv)
     kcx = os.path.abspath(a.kcx)
-    lp, lg, contract = make_inputs(a.dir, a.tokens)
+    lp, lg, jl, contract = make_inputs(a.dir, a.tokens)
     py = sys.executable
     jout = os.path.join(a.dir, "out.json")
     cases = [
@@ -214,12 +245,15 @@ def main(argv):
          [py, "-c", NP_ABS_HASH, lp]),
         ("check p99.9 + exceedance", [kcx, "check", "--contract", contract, "--run", lp], None),
         ("read the logits (C speed)", None, [py, "-c", NP_READ, lg]),
+        ("JSON Lines abs_log_ratio", [kcx, "metrics", "--run", jl, "--metrics", "abs_log_ratio"],
+         [py, "-c", NP_JSONL, jl]),
+        ("JSON Lines check", [kcx, "check", "--contract", contract, "--run", jl], None),
     ]
     if a.only:
         keep = set(a.only.split(","))
         cases = [c for c in cases if c[0] in keep]
     # Warm the page cache.
-    for path in (lp, lg):
+    for path in (lp, lg, jl):
         with open(path, "rb") as f:
             while f.read(1 << 24):
                 pass
@@ -233,10 +267,11 @@ def main(argv):
                 t, rss = measured(cmd)
                 times[name][side].append(t)
                 times[name][side + "_rss"] = max(times[name][side + "_rss"], rss)
-    sizes = {lp: os.path.getsize(lp), lg: os.path.getsize(lg)}
+    sizes = {lp: os.path.getsize(lp), lg: os.path.getsize(lg), jl: os.path.getsize(jl)}
     print(f"# {platform.node()}: {os.cpu_count()} CPUs, load {load[0]:.2f} before, "
           f"{os.getloadavg()[0]:.2f} after; {a.rounds} rounds, interleaved")
-    print(f"# log-prob run {a.tokens:,} tokens, {sizes[lp] / 1e6:.0f} MB; logits run {sizes[lg] / 1e6:.0f} MB")
+    print(f"# log-prob run {a.tokens:,} tokens, {sizes[lp] / 1e6:.0f} MB; logits run {sizes[lg] / 1e6:.0f} MB; "
+          f"JSON Lines run {JSONL_TOKENS:,} tokens, {sizes[jl] / 1e6:.0f} MB")
     print("| work | kcx s (min/med/max) | kcx peak | numpy s (min/med/max) | numpy peak | kcx speed-up |")
     print("|---|---|---|---|---|---|")
     def fmt(v):
@@ -244,11 +279,50 @@ def main(argv):
     for name, kcmd, ncmd in cases:
         t = times[name]
         up = (statistics.median(t["numpy"]) / statistics.median(t["kcx"])) if t["kcx"] and t["numpy"] else None
-        file = lg if (kcmd and lg in kcmd) or (ncmd and lg in ncmd) else lp
+        file = next(f for f in (lg, jl, lp) if (kcmd and f in kcmd) or (ncmd and f in ncmd))
         kpk = f"{t['kcx_rss'] / 1e6:.0f} MB ({t['kcx_rss'] / sizes[file]:.2f}x file)" if t["kcx"] else "—"
         npk = f"{t['numpy_rss'] / 1e6:.0f} MB" if t["numpy"] else "—"
         print(f"| {name} | {fmt(t['kcx'])} | {kpk} | {fmt(t['numpy'])} | {npk} | "
               f"{'%.2fx' % up if up else '—'} |")
+    if a.window:
+        window_part(os.path.abspath(a.window), kcx, a.dir, a.rounds)
+
+
+def window_part(bench, kcx, d, rounds):
+    """Issue 17's window targets: a 10M-token run settled within 1.5x `kcx check` on it
+    (interleaved, the window's time from opening the run to verdicts and heatmap drawn,
+    without the stall probe), and the longest event-loop stall while a CPU hog keeps one
+    core busy (during the load and first evaluation, and during 30 threshold edits)."""
+    import re
+    wd = os.path.join(d, "window")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    run = [bench, "--dir", wd, "--edits", "0", "--no-probe"]
+    subprocess.run(run, env=env, capture_output=True)   # writes the run once
+    check = [kcx, "check", "--run", os.path.join(wd, "window_10m.safetensors"),
+             "--contract", os.path.join(wd, "window.yaml")]
+    settle, chk = [], []
+    for _ in range(rounds):
+        out = subprocess.run(run, env=env, capture_output=True, text=True).stdout
+        settle.append(float(re.search(r"heatmap at 10M tokens: ([0-9.]+) ms", out).group(1)) / 1e3)
+        chk.append(measured(check)[0])
+    fmt = lambda v: f"{min(v):.2f} / {statistics.median(v):.2f} / {max(v):.2f}"
+    print("\n| window, 10M tokens | window settled s | `kcx check` s | ratio (medians) | target |")
+    print("|---|---|---|---|---|")
+    print(f"| open run + contract until verdicts and heatmap drawn | {fmt(settle)} | {fmt(chk)} | "
+          f"{statistics.median(settle) / statistics.median(chk):.2f}x | <= 1.5x |")
+    hog = subprocess.Popen(["sh", "-c", "while :; do :; done"])
+    try:
+        time.sleep(0.5)
+        load_st, edit_st = [], []
+        for _ in range(rounds):
+            out = subprocess.run([bench, "--dir", wd, "--edits", "30"], env=env, capture_output=True, text=True).stdout
+            st = [float(x) for x in re.findall(r"longest event-loop stall ([0-9.]+) ms", out)]
+            load_st.append(st[0])
+            edit_st.append(st[1])
+    finally:
+        hog.kill()
+    print(f"| longest event-loop stall beside a CPU hog, load + first evaluation (ms) | {fmt(load_st)} | | | <= 30 |")
+    print(f"| longest event-loop stall beside a CPU hog, 30 threshold edits (ms) | {fmt(edit_st)} | | | <= 30 |")
 
 
 if __name__ == "__main__":
