@@ -6,6 +6,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "core/base/prefault.h"
 #include "core/base/parallel.h"
 #include "core/base/det_math.h"
 #include "core/metrics/metrics_kernels.h"
@@ -92,6 +93,7 @@ MetricValues logprobMetric(const Run& run, std::string_view name, const MetricOp
     out.level = MetricLevel::Token;
     const size_t m = run.tokenCount();
     out.values = std::move(buffer);
+    reservePrefaulted(out.values, m);
     out.values.resize(m);   // every entry is written below
     const size_t chunks = chunkCount(m, options.threads);
     ChunkProgress prog(progress, chunks);
