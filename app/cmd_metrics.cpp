@@ -162,7 +162,15 @@ int runMetrics(const QStringList& args) {
                            ((info.needs == "logits" && !run->hasLogits()) ||
                             (info.needs == "topk|logits" && !run->hasTopK() && !run->hasLogits()));
         std::shared_ptr<const MetricValues> v;
-        if (lacks && !perToken) {
+        std::optional<Summary> streamed;
+        if (!lacks && !perToken && info.level == MetricLevel::Token) {
+            // Summarised as it is computed, block by block: no array at all (issue 17).
+            streamed = engine.summary(names[i]);
+            auto shell = std::make_shared<MetricValues>();
+            shell->name = names[i];
+            shell->level = info.level;
+            v = std::move(shell);
+        } else if (lacks && !perToken) {
             auto none = std::make_shared<MetricValues>();
             none->name = names[i];
             none->level = MetricLevel::Token;
@@ -173,7 +181,7 @@ int runMetrics(const QStringList& args) {
         }
         if (perToken)
             values.push_back(v);
-        const Summary s = summarize(*v, options.threads);
+        const Summary s = streamed ? *streamed : summarize(*v, options.threads);
         metricsJson[names[i]] = summaryJson(*v, s);
         auto opt = [](const std::optional<double>& x) { return human(x ? *x : NAN); };
         table.addRow({names[i], levelName(v->level), std::to_string(s.count), opt(s.mean), opt(s.min), opt(s.max),

@@ -67,38 +67,49 @@ const char* levelName(MetricLevel level) {
     return "?";
 }
 
-Summary summarize(const MetricValues& v, int threads) {
+Summary summarize(const ValueSource& values, int threads, std::optional<uint64_t> count) {
     Summary s;
-    s.count = v.count;
-    s.missing = v.missing;
-    s.nonfinite = v.nonfinite;
-    if (v.count == 0)
-        return s;
-    const std::span<const double> values(v.values);
     double sum = 0, lo = std::numeric_limits<double>::infinity(), hi = -lo;
     const int t = resolveThreads(threads);
-    const size_t chunks = reduceBlocks(values.size());   // not by thread count: the same sum everywhere
+    const size_t chunks = values.blocks();   // not by thread count: the same sum everywhere
     std::vector<double> sums(chunks, 0), los(chunks, lo), his(chunks, hi);
-    parallelChunks(values.size(), chunks, t, [&](size_t c, size_t b, size_t e) {
+    std::vector<uint64_t> counts(chunks, 0);
+    parallelChunks(chunks, chunks, t, [&](size_t c, size_t, size_t) {
+        const size_t b = values.blockBegin(c), e = values.blockBegin(c + 1);
+        std::vector<double> buffer;
+        const double* x = values.fill ? nullptr : values.data + b;
+        if (values.fill) {
+            buffer.resize(e - b);
+            values.fill(c, b, e, buffer.data());
+            x = buffer.data();
+        }
         double sm = 0, l = los[c], h = his[c];
-        for (size_t i = b; i < e; ++i) {
-            const double x = values[i];
-            if (x != x)
+        uint64_t n = 0;
+        for (size_t i = 0; i < e - b; ++i) {
+            const double v = x[i];
+            if (v != v)
                 continue;
-            sm += x;
-            l = std::min(l, x);
-            h = std::max(h, x);
+            sm += v;
+            l = std::min(l, v);
+            h = std::max(h, v);
+            ++n;
         }
         sums[c] = sm;
         los[c] = l;
         his[c] = h;
+        counts[c] = n;
     });
     for (size_t c = 0; c < chunks; ++c) {
         sum += sums[c];
         lo = std::min(lo, los[c]);
         hi = std::max(hi, his[c]);
+        s.count += counts[c];
     }
-    s.mean = sum / double(v.count);
+    if (count)
+        s.count = *count;
+    if (s.count == 0)
+        return s;
+    s.mean = sum / double(s.count);
     s.min = lo;
     s.max = hi;
     const double qs[] = {0.5, 0.99, 0.999};
@@ -106,6 +117,19 @@ Summary summarize(const MetricValues& v, int threads) {
     s.p50 = q[0];
     s.p99 = q[1];
     s.p999 = q[2];
+    return s;
+}
+
+Summary summarize(const MetricValues& v, int threads) {
+    if (v.count == 0) {
+        Summary s;
+        s.missing = v.missing;
+        s.nonfinite = v.nonfinite;
+        return s;
+    }
+    Summary s = summarize(ValueSource::of(v.values), threads, v.count);
+    s.missing = v.missing;
+    s.nonfinite = v.nonfinite;
     return s;
 }
 
@@ -133,6 +157,23 @@ void MetricEngine::release(std::string_view name) {
             spare_ = std::move(it->second->values);
         cache_.erase(it);
     }
+}
+
+Summary MetricEngine::summary(std::string_view name, const Progress& progress) {
+    const MetricInfo* info = findMetric(name);
+    if (!info)
+        throw std::invalid_argument("unknown metric '" + std::string(name) + "'");
+    bool cached = false;
+    {
+        std::lock_guard lock(mutex_);
+        cached = cache_.count(name) > 0;
+    }
+    const bool logprob = info->level == MetricLevel::Token && info->needs != "logits" && info->needs != "topk|logits";
+    if (logprob && !cached && detail::logprobStreams(name)) {
+        report(progress, 0.0);
+        return detail::logprobSummary(*run_, name, options_);
+    }
+    return summarize(*get(name, progress), options_.threads);
 }
 
 std::optional<MetricValues> MetricEngine::take(std::string_view name, const Progress& progress) {

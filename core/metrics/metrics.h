@@ -56,6 +56,11 @@ struct Summary {
     std::optional<double> mean, min, max, p50, p99, p999;
 };
 Summary summarize(const MetricValues& values, int threads = 0);
+// The same over values that may be computed block by block (quantile.h); count, when given,
+// is the mean's divisor (else the values that are not NaN). Missing and non-finite counts
+// are the caller's to fill in.
+struct ValueSource;
+Summary summarize(const ValueSource& values, int threads = 0, std::optional<uint64_t> count = {});
 
 class DerivedSlices;   // core/metrics/derived_slices.h
 
@@ -82,6 +87,11 @@ public:
     // array it computed only for moments(): the bound chain's inputs are then computed and
     // dropped one at a time instead of piling up in the cache (8 bytes a token each).
     void setLean(bool lean = true) { lean_ = lean; }
+
+    // The summary of one metric: a cheap per-token log-prob metric that is not cached is
+    // recomputed block by block on every pass and never stored (kcx metrics without
+    // --per-token); anything else is summarised from get().
+    Summary summary(std::string_view name, const Progress& progress = {});
 
     // Drops cached arrays (memory) — they are recomputed on demand.
     void clear();

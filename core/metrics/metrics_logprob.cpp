@@ -10,6 +10,7 @@
 #include "core/base/parallel.h"
 #include "core/base/det_math.h"
 #include "core/metrics/metrics_kernels.h"
+#include "core/metrics/quantile.h"
 #include "core/metrics/token_kernels_fns.h"
 
 namespace kcx::detail {
@@ -108,6 +109,30 @@ MetricValues logprobMetric(const Run& run, std::string_view name, const MetricOp
     });
     counts.into(out);
     return out;
+}
+
+bool logprobStreams(std::string_view name) {
+    const TokenOp op = opOf(name);
+    return op == TokenOp::LogRatio || op == TokenOp::AbsLogRatio || op == TokenOp::K1 || op == TokenOp::K2;
+}
+
+Summary logprobSummary(const Run& run, std::string_view name, const MetricOptions& options) {
+    const TokenOp op = opOf(name);
+    ValueSource src;
+    src.size = run.tokenCount();
+    std::vector<uint64_t> missing(src.blocks(), 0), nonfinite(src.blocks(), 0);
+    src.fill = [&](size_t k, size_t b, size_t e, double* out) {
+        uint64_t c = 0, m = 0, nf = 0;
+        visitPair(run, b, e - b, [&](auto A, auto B) { tokenChunk(op, A, B, out, options.ppoClip, c, m, nf); });
+        missing[k] = m;   // the same on every pass over block k
+        nonfinite[k] = nf;
+    };
+    Summary s = summarize(src, options.threads);
+    for (size_t k = 0; k < missing.size(); ++k) {
+        s.missing += missing[k];
+        s.nonfinite += nonfinite[k];
+    }
+    return s;
 }
 
 std::vector<MetricValues> sequenceMetrics(const Run& run, const MetricOptions& options,

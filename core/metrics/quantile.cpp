@@ -35,16 +35,33 @@ struct KeyMap {
 
 // One parallel pass over the values: body(chunk, key, value) for every value that is not
 // NaN, `chunks` of them (one below 65,536 values, else one per thread).
-size_t passChunks(std::span<const double> values, int threads) {
-    return values.size() < (size_t(1) << 16) ? 1 : size_t(resolveThreads(threads));
+size_t passChunks(const ValueSource& values, int threads) {
+    return values.size < (size_t(1) << 16) ? 1 : size_t(resolveThreads(threads));
 }
 template <class Body>
-void forEachKey(std::span<const double> values, const KeyMap& map, size_t chunks, int threads, Body&& body) {
-    parallelChunks(values.size(), chunks, resolveThreads(threads), [&](size_t c, size_t b, size_t e) {
-        for (size_t i = b; i < e; ++i) {
-            const double v = values[i];
-            if (v == v)
-                body(c, map(v), v);
+void forEachKey(const ValueSource& values, const KeyMap& map, size_t chunks, int threads, Body&& body) {
+    if (!values.fill) {
+        const double* x = values.data;
+        parallelChunks(values.size, chunks, resolveThreads(threads), [&](size_t c, size_t b, size_t e) {
+            for (size_t i = b; i < e; ++i) {
+                const double v = x[i];
+                if (v == v)
+                    body(c, map(v), v);
+            }
+        });
+        return;
+    }
+    // Computed values: block by block into a buffer that stays in the cache.
+    parallelChunks(values.blocks(), chunks, resolveThreads(threads), [&](size_t c, size_t kb, size_t ke) {
+        std::vector<double> buffer(kReduceBlock);
+        for (size_t k = kb; k < ke; ++k) {
+            const size_t b = values.blockBegin(k), e = values.blockBegin(k + 1);
+            values.fill(k, b, e, buffer.data());
+            for (size_t i = 0; i < e - b; ++i) {
+                const double v = buffer[i];
+                if (v == v)
+                    body(c, map(v), v);
+            }
         }
     });
 }
@@ -54,7 +71,7 @@ struct Histogram {
     uint64_t count = 0;
 };
 
-Histogram histogram(std::span<const double> values, const KeyMap& map, int threads) {
+Histogram histogram(const ValueSource& values, const KeyMap& map, int threads) {
     const size_t chunks = passChunks(values, threads);
     std::vector<std::vector<uint64_t>> partial(chunks, std::vector<uint64_t>(kBuckets, 0));
     forEachKey(values, map, chunks, threads, [&](size_t c, uint64_t k, double) { ++partial[c][k >> (64 - kBits)]; });
@@ -104,7 +121,7 @@ std::vector<char> topBuckets(const std::vector<Prefix>& ps) {
 
 // Counts, among the values under each prefix (a short list), each value of the next 16
 // key bits: one parallel pass for all of them.
-std::vector<std::vector<uint64_t>> subHistograms(std::span<const double> values, const KeyMap& map,
+std::vector<std::vector<uint64_t>> subHistograms(const ValueSource& values, const KeyMap& map,
                                                  const std::vector<Prefix>& ps, int threads) {
     const size_t chunks = passChunks(values, threads);
     std::vector<std::vector<uint64_t>> partial(chunks, std::vector<uint64_t>(ps.size() * kBuckets, 0));
@@ -125,7 +142,7 @@ std::vector<std::vector<uint64_t>> subHistograms(std::span<const double> values,
 }
 
 // Collects the values under each prefix (a short list) in one parallel pass.
-std::vector<std::vector<double>> collect(std::span<const double> values, const KeyMap& map,
+std::vector<std::vector<double>> collect(const ValueSource& values, const KeyMap& map,
                                          const std::vector<Prefix>& wanted, int threads) {
     const size_t chunks = passChunks(values, threads);
     std::vector<std::vector<std::vector<double>>> partial(chunks, std::vector<std::vector<double>>(wanted.size()));
@@ -148,7 +165,7 @@ std::vector<std::vector<double>> collect(std::span<const double> values, const K
 // histogram, then 16 more at a time while more than kCollectMax values share the prefix;
 // the few left are copied and selected with nth_element (or, when all 64 bits are fixed,
 // the value is the key's).
-std::vector<double> selectRanks(std::span<const double> values, const KeyMap& map, const Histogram& h,
+std::vector<double> selectRanks(const ValueSource& values, const KeyMap& map, const Histogram& h,
                                 const std::vector<uint64_t>& ranks, int threads) {
     // A prefix that leaves no key bit free (or only bits the map's shift keeps zero) holds
     // one value: all ±0 (clip_excess of two near-equal kernels) needs no pass beyond the
@@ -211,7 +228,15 @@ std::vector<double> selectRanks(std::span<const double> values, const KeyMap& ma
 
 }  // namespace
 
+size_t ValueSource::blocks() const { return std::max<size_t>(1, std::min(reduceBlocks(size), std::max<size_t>(size, 1))); }
+size_t ValueSource::blockBegin(size_t k) const { return size * k / blocks(); }
+
 std::vector<double> quantilesType7(std::span<const double> values, std::span<const double> qs, int threads,
+                                   std::optional<std::pair<double, double>> range) {
+    return quantilesType7(ValueSource::of(values), qs, threads, range);
+}
+
+std::vector<double> quantilesType7(const ValueSource& values, std::span<const double> qs, int threads,
                                    std::optional<std::pair<double, double>> range) {
     KeyMap map;
     if (range && range->first <= range->second) {
@@ -246,15 +271,17 @@ std::vector<double> quantilesType7(std::span<const double> values, std::span<con
 }
 
 double orderStatistic(std::span<const double> values, size_t k, int threads) {
-    const Histogram h = histogram(values, KeyMap{}, threads);
-    return selectRanks(values, KeyMap{}, h, {uint64_t(k)}, threads)[0];
+    const ValueSource src = ValueSource::of(values);
+    const Histogram h = histogram(src, KeyMap{}, threads);
+    return selectRanks(src, KeyMap{}, h, {uint64_t(k)}, threads)[0];
 }
 
 std::vector<double> orderStatistics(std::span<const double> values, std::span<const uint64_t> ranks, int threads) {
     if (ranks.empty())
         return {};
-    const Histogram h = histogram(values, KeyMap{}, threads);
-    return selectRanks(values, KeyMap{}, h, std::vector<uint64_t>(ranks.begin(), ranks.end()), threads);
+    const ValueSource src = ValueSource::of(values);
+    const Histogram h = histogram(src, KeyMap{}, threads);
+    return selectRanks(src, KeyMap{}, h, std::vector<uint64_t>(ranks.begin(), ranks.end()), threads);
 }
 
 void BucketedValues::build(std::span<double> values) {

@@ -2,12 +2,28 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <utility>
 #include <span>
 #include <vector>
 
 namespace kcx {
+
+// The values a summary or a quantile is taken over: an array (`data`), or a function
+// (`fill`, which then wins) that writes them block by block, recomputed on every pass instead of stored
+// (kcx metrics without --per-token: 8 bytes a token never written, never faulted in).
+// Blocks are those of the reductions (parallel.h): block k of n values is
+// [n k / nb, n (k + 1) / nb) with nb = reduceBlocks(n), at most kReduceBlock values; `fill`
+// is called from several threads at once, and for the same block gives the same values.
+struct ValueSource {
+    size_t size = 0;
+    const double* data = nullptr;
+    std::function<void(size_t block, size_t begin, size_t end, double* out)> fill;
+    static ValueSource of(std::span<const double> v) { return {v.size(), v.data(), {}}; }
+    size_t blocks() const;
+    size_t blockBegin(size_t k) const;
+};
 
 // Type-7 quantiles (numpy's default linear interpolation) of the non-NaN values, for each
 // q in qs (each in [0, 1]). Exact: it selects the order statistics x[floor(h)] and
@@ -18,6 +34,8 @@ namespace kcx {
 // and equal ends answer without a pass. The result is the same either way.
 std::vector<double> quantilesType7(std::span<const double> values, std::span<const double> qs,
                                    int threads = 0, std::optional<std::pair<double, double>> range = {});
+std::vector<double> quantilesType7(const ValueSource& values, std::span<const double> qs, int threads = 0,
+                                   std::optional<std::pair<double, double>> range = {});
 
 // The k-th smallest (0-based) of the non-NaN values. Precondition: k < count.
 double orderStatistic(std::span<const double> values, size_t k, int threads = 0);

@@ -2,6 +2,9 @@
 // inequalities that must hold on any input.
 #include <QFile>
 #include <QtTest/QTest>
+#include <algorithm>
+#include <limits>
+#include <cstring>
 
 #include <cmath>
 #include <random>
@@ -362,6 +365,77 @@ private slots:
         reports = 0;
         QCOMPARE(keeping.get("ratio", counting)->values[2], 0.25);
         QCOMPARE(reports, 0);
+    }
+
+    // kcx metrics summarises the cheap log-prob metrics without an array, recomputing each
+    // block on every pass (issue 17): over several blocks, with missing, NaN and infinite
+    // inputs, the counts, extremes and quantiles are those of the values worked out here
+    // (type 7 from a sort) and the mean agrees to 1e-12; and every per-token log-prob
+    // metric's summary is, to the bit, that of its stored array.
+    void streamedSummariesAreTheStoredOnes() {
+        std::mt19937_64 rng(1717);
+        std::exponential_distribution<double> lp(1.0);
+        std::normal_distribution<double> noise(0, 0.01);
+        RunBuilder b;
+        for (int s = 0; s < 70; ++s) {
+            b.train.emplace_back();
+            b.inf.emplace_back();
+            for (int t = 0; t < 3001; ++t) {
+                double a = -lp(rng), q = a + noise(rng);
+                const int k = s * 3001 + t;
+                if (k % 9973 == 5) a = missingDouble();
+                if (k % 7919 == 3) q = std::numeric_limits<double>::quiet_NaN();
+                if (k % 10007 == 1) q = -std::numeric_limits<double>::infinity();
+                b.train.back().push_back(a);
+                b.inf.back().push_back(q);
+            }
+        }
+        const auto run = b.build();   // 210,070 tokens: four reduction blocks
+        MetricEngine e(run);
+        auto same = [](const std::optional<double>& x, const std::optional<double>& y) {
+            return x.has_value() == y.has_value() && (!x || std::memcmp(&*x, &*y, sizeof(double)) == 0);
+        };
+        for (const char* name : {"log_ratio", "abs_log_ratio", "k1", "k2"}) {
+            std::vector<double> v;
+            uint64_t missing = 0, nonfinite = 0;
+            for (size_t s = 0; s < b.train.size(); ++s)
+                for (size_t t = 0; t < b.train[s].size(); ++t) {
+                    const double a = b.train[s][t], q = b.inf[s][t];
+                    if (isMissing(a) || isMissing(q)) { ++missing; continue; }
+                    if (!std::isfinite(a) || !std::isfinite(q)) { ++nonfinite; continue; }
+                    const double r = a - q;
+                    const std::string n = name;
+                    v.push_back(n == "log_ratio" ? r : n == "abs_log_ratio" ? std::fabs(r) : n == "k1" ? -r : 0.5 * r * r);
+                }
+            const Summary got = e.summary(name);
+            QCOMPARE(got.count, uint64_t(v.size()));
+            QCOMPARE(got.missing, missing);
+            QCOMPARE(got.nonfinite, nonfinite);
+            std::sort(v.begin(), v.end());
+            QCOMPARE(*got.min, v.front());
+            QCOMPARE(*got.max, v.back());
+            long double sum = 0;
+            for (double x : v)
+                sum += x;
+            QVERIFY(std::fabs(*got.mean - double(sum / v.size())) <= 1e-12 * std::max(1.0, std::fabs(*got.mean)));
+            const std::pair<double, std::optional<double>> qs[] = {{0.5, got.p50}, {0.99, got.p99}, {0.999, got.p999}};
+            for (const auto& [q, x] : qs) {
+                const double h = double(v.size() - 1) * q;
+                const size_t lo = size_t(h);
+                const double a = v[lo], c = v[std::min(lo + 1, v.size() - 1)], f = h - double(lo);
+                QCOMPARE(*x, f >= 0.5 ? c - (c - a) * (1 - f) : a + (c - a) * f);
+            }
+        }
+        for (const char* name : {"log_ratio", "abs_log_ratio", "k1", "k2", "ratio", "prob_diff", "k3", "chi2", "clip_excess"}) {
+            MetricEngine fresh(run);
+            const Summary streamed = fresh.summary(name), stored = summarize(*fresh.get(name));
+            QVERIFY2(streamed.count == stored.count && streamed.missing == stored.missing &&
+                         streamed.nonfinite == stored.nonfinite && same(streamed.mean, stored.mean) &&
+                         same(streamed.min, stored.min) && same(streamed.max, stored.max) &&
+                         same(streamed.p50, stored.p50) && same(streamed.p99, stored.p99) &&
+                         same(streamed.p999, stored.p999),
+                     name);
+        }
     }
 
     void unknownMetricAndCancel() {
