@@ -1,5 +1,6 @@
 #include "core/base/printable.h"
 #include "app/common.h"
+#include "core/base/prefault.h"
 #include "core/base/sha256.h"
 
 #include <malloc.h>
@@ -38,6 +39,7 @@ void keepFreedMemory() {
     mallopt(M_MMAP_THRESHOLD, 1 << 30);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
 #endif
+    setPrefaultLargeArrays(true);   // (core/base/prefault.h; not in the window)
 }
 
 std::shared_ptr<const Run> openRun(const QString& path, bool quiet) {

@@ -1,5 +1,6 @@
 #include "core/base/prefault.h"
 
+#include <atomic>
 #include <cstdint>
 
 #ifdef __linux__
@@ -8,7 +9,15 @@
 
 namespace kcx {
 
+namespace {
+std::atomic<bool> prefaultOn{false};
+}  // namespace
+
+void setPrefaultLargeArrays(bool on) { prefaultOn = on; }
+
 void prefault(void* p, size_t bytes) {
+    if (!prefaultOn)
+        return;
 #if defined(__linux__) && defined(MADV_POPULATE_WRITE)
     constexpr uintptr_t kPage = 4096;
     if (!p || bytes < (size_t(4) << 20))

@@ -15,6 +15,12 @@ namespace kcx {
 // small ones, and the command's time became bimodal (0.2 or 0.9 s; docs/performance.md).
 void prefault(void* p, size_t bytes);
 
+// Off by default: the call holds the process's memory map while it maps, and a window
+// thread that maps or unmaps meanwhile (an image, a large free) waits for it; beside a busy
+// process that stalled the window's event loop 40 ms. Commands, which have no event loop,
+// turn it on (app/common.cpp).
+void setPrefaultLargeArrays(bool on);
+
 // Reserves room for n values and maps it before anything touches it.
 template <class T>
 void reservePrefaulted(std::vector<T>& v, size_t n) {
