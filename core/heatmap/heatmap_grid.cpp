@@ -44,32 +44,9 @@ void addSequence(const double* v, const int32_t* mask, size_t len, const Bins& c
     }
 }
 
-// Adds the tokens of sequence s at the columns' positions that count in index row r and
-// in the scope (one byte per token of the run, or nullptr), keeping each cell's values
-// when `keep` (for quantiles). The general path: a clause's scope, or a quantile, cannot
-// use a slice row's precomputed profile.
-void addScoped(const HeatmapIndex& index, size_t r, size_t s, const uint8_t* scope, const Bins& cols,
-               const uint32_t* colOf, double thr, Acc* a, std::vector<double>* keep) {
-    const Run& run = index.run();
-    const size_t begin = run.seqBegin(s), p0 = cols.begin, e = std::min(run.seqLength(s), p0 + cols.width);
-    const double* v = index.values().values.data() + begin;
-    const bool rows = index.tokenRows() != nullptr;
-    for (size_t t = p0; t < e; ++t) {
-        const double x = v[t];
-        if (x != x || (scope && !scope[begin + t]) || (rows && !index.counts(r, begin + t)))
-            continue;
-        const uint32_t col = colOf[t - p0];
-        Acc& c = a[col];
-        c.sum += x;
-        ++c.n;
-        c.above += x > thr;
-        c.max = std::max(c.max, x);
-        if (keep)
-            keep[col].push_back(x);
-    }
-}
-
-// Calls f(column, value) for the tokens addScoped adds (the same filter, nothing summed).
+// Calls f(column, value) for the tokens of sequence s at the columns' positions that count
+// in index row r and in the scope (one byte per token of the run, or nullptr). The general
+// path: a clause's scope, or a quantile, cannot use a slice row's precomputed profile.
 template <class F>
 void forScoped(const HeatmapIndex& index, size_t r, size_t s, const uint8_t* scope, const Bins& cols,
                const uint32_t* colOf, F&& f) {
@@ -83,6 +60,20 @@ void forScoped(const HeatmapIndex& index, size_t r, size_t s, const uint8_t* sco
             continue;
         f(colOf[t - p0], x);
     }
+}
+
+// Adds those tokens to their cells, keeping each cell's values when `keep` (quantiles).
+void addScoped(const HeatmapIndex& index, size_t r, size_t s, const uint8_t* scope, const Bins& cols,
+               const uint32_t* colOf, double thr, Acc* a, std::vector<double>* keep) {
+    forScoped(index, r, s, scope, cols, colOf, [&](uint32_t col, double x) {
+        Acc& c = a[col];
+        c.sum += x;
+        ++c.n;
+        c.above += x > thr;
+        c.max = std::max(c.max, x);
+        if (keep)
+            keep[col].push_back(x);
+    });
 }
 
 // A tail quantile (p99, p99.9) needs only a cell's largest values: with n known, the
