@@ -74,30 +74,31 @@ Summary summarize(const ValueSource& values, int threads, std::optional<uint64_t
     const size_t chunks = values.blocks();   // not by thread count: the same sum everywhere
     std::vector<double> sums(chunks, 0), los(chunks, lo), his(chunks, hi);
     std::vector<uint64_t> counts(chunks, 0);
-    parallelChunks(chunks, chunks, t, [&](size_t c, size_t, size_t) {
-        const size_t b = values.blockBegin(c), e = values.blockBegin(c + 1);
-        std::vector<double> buffer;
-        const double* x = values.fill ? nullptr : values.data + b;
-        if (values.fill) {
-            buffer.resize(e - b);
-            values.fill(c, b, e, buffer.data());
-            x = buffer.data();
+    // Each block summed alone, in order; the workers take runs of blocks (and computed
+    // values need one buffer per worker, not one per block).
+    parallelChunks(chunks, size_t(t) * 4, t, [&](size_t, size_t cb, size_t ce) {
+        std::vector<double> buffer(values.fill ? kReduceBlock : 0);
+        for (size_t c = cb; c < ce; ++c) {
+            const size_t b = values.blockBegin(c), e = values.blockBegin(c + 1);
+            const double* x = values.fill ? buffer.data() : values.data + b;
+            if (values.fill)
+                values.fill(c, b, e, buffer.data());
+            double sm = 0, l = los[c], h = his[c];
+            uint64_t n = 0;
+            for (size_t i = 0; i < e - b; ++i) {
+                const double v = x[i];
+                if (v != v)
+                    continue;
+                sm += v;
+                l = std::min(l, v);
+                h = std::max(h, v);
+                ++n;
+            }
+            sums[c] = sm;
+            los[c] = l;
+            his[c] = h;
+            counts[c] = n;
         }
-        double sm = 0, l = los[c], h = his[c];
-        uint64_t n = 0;
-        for (size_t i = 0; i < e - b; ++i) {
-            const double v = x[i];
-            if (v != v)
-                continue;
-            sm += v;
-            l = std::min(l, v);
-            h = std::max(h, v);
-            ++n;
-        }
-        sums[c] = sm;
-        los[c] = l;
-        his[c] = h;
-        counts[c] = n;
     });
     for (size_t c = 0; c < chunks; ++c) {
         sum += sums[c];
@@ -160,16 +161,12 @@ void MetricEngine::release(std::string_view name) {
 }
 
 Summary MetricEngine::summary(std::string_view name, const Progress& progress) {
-    const MetricInfo* info = findMetric(name);
-    if (!info)
-        throw std::invalid_argument("unknown metric '" + std::string(name) + "'");
     bool cached = false;
     {
         std::lock_guard lock(mutex_);
         cached = cache_.count(name) > 0;
     }
-    const bool logprob = info->level == MetricLevel::Token && info->needs != "logits" && info->needs != "topk|logits";
-    if (logprob && !cached && detail::logprobStreams(name)) {
+    if (!cached && detail::logprobStreams(name)) {
         report(progress, 0.0);
         return detail::logprobSummary(*run_, name, options_);
     }

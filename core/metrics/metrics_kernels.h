@@ -22,8 +22,8 @@ MetricValues logprobMetric(const Run& run, std::string_view name, const MetricOp
 // The summary of a per-token log-prob metric, its values recomputed block by block on every
 // pass instead of stored (the same numbers as summarize(logprobMetric(...))).
 Summary logprobSummary(const Run& run, std::string_view name, const MetricOptions& options);
-// Whether a per-token log-prob metric is cheaper recomputed on each of the summary's 3-4
-// passes than stored once: the ones without an exp (log_ratio, abs_log_ratio, k1, k2).
+// Whether a metric is a per-token log-prob one cheaper recomputed on each of the summary's
+// 3-4 passes than stored once: those without an exp (log_ratio, abs_log_ratio, k1, k2).
 // Those with one cost more recomputed, measured on 20M tokens: five of them 0.64 s
 // streamed, 0.44 s stored, the array reused from one to the next.
 bool logprobStreams(std::string_view name);

@@ -112,8 +112,7 @@ MetricValues logprobMetric(const Run& run, std::string_view name, const MetricOp
 }
 
 bool logprobStreams(std::string_view name) {
-    const TokenOp op = opOf(name);
-    return op == TokenOp::LogRatio || op == TokenOp::AbsLogRatio || op == TokenOp::K1 || op == TokenOp::K2;
+    return name == "log_ratio" || name == "abs_log_ratio" || name == "k1" || name == "k2";
 }
 
 Summary logprobSummary(const Run& run, std::string_view name, const MetricOptions& options) {
@@ -225,9 +224,8 @@ std::vector<MetricValues> runMetrics(const Run& run, bool pearson, const MetricO
                                      const Progress& progress) {
     const size_t n = run.sequenceCount();
     // Per-sequence partial sums, combined in order so the result does not depend on threads.
-    struct Part {
-        double sw = 0, sw2 = 0, sp = 0, sq = 0, seqMean = 0;
-        uint64_t nw = 0, nPair = 0, miss = 0, nf = 0;
+    struct Part : RunSeqSums {
+        double seqMean = 0;
     };
     std::vector<Part> parts(n);
     const size_t chunks = std::min<size_t>(n ? n : 1, chunkCount(run.tokenCount(), options.threads));
@@ -235,22 +233,12 @@ std::vector<MetricValues> runMetrics(const Run& run, bool pearson, const MetricO
     parallelChunks(n, chunks, options.threads, [&](size_t, size_t b, size_t e) {
         for (size_t s = b; s < e; ++s) {
             Part& p = parts[s];
-            RunSeqSums sums;
             visitPair(run, run.seqBegin(s), run.seqLength(s), [&](auto A, auto B) {
                 using TA = typename decltype(A)::value_type;
                 using TB = typename decltype(B)::value_type;
-                tokenKernels().of<TA, TB>().runSeq(A.data(), B.data(), A.size(), &sums);
+                tokenKernels().of<TA, TB>().runSeq(A.data(), B.data(), A.size(), &p);
             });
-            p.sw = sums.sw;
-            p.sw2 = sums.sw2;
-            p.sp = sums.sp;
-            p.sq = sums.sq;
-            p.nw = sums.nw;
-            p.nPair = sums.nPair;
-            p.miss = sums.miss;
-            p.nf = sums.nf;
-            const double sumDiff = sums.sumDiff;
-            p.seqMean = p.nPair ? sumDiff / double(p.nPair) : 0;
+            p.seqMean = p.nPair ? p.sumDiff / double(p.nPair) : 0;
         }
         prog.done();
     });

@@ -20,8 +20,9 @@ namespace kcx::ui {
 
 class ChartJobs {
 public:
-    // Runs compute(progress) on chartPool() (after the verdicts and the heatmap); apply(result) on context's thread when
-    // it is still the newest job, failed(message) when it threw (not when cancelled).
+    // Runs compute(progress) on chartPool(), once the verdicts and the heatmap are done;
+    // apply(result) on context's thread when it is still the newest job, failed(message)
+    // when it threw (not when cancelled).
     // A job that finishes before start() returns may be applied inside start().
     template <class Compute, class Apply>
     void start(QObject* context, Compute compute, Apply apply,

@@ -171,7 +171,7 @@ void HeatmapView::pan(double dx, double dy) {
 }
 
 void HeatmapView::rebuildIndex() {
-    const uint64_t gen = ++*indexGen_;
+    ++*indexGen_;   // the job in flight, if any, is stale (startIndexJob takes the new number)
     ++*renderGen_;   // a render of the old index is of no use any more
     if (!run_ || !values_) {
         index_.reset();
@@ -191,7 +191,6 @@ void HeatmapView::rebuildIndex() {
         return;
     indexQueued_ = true;
     QMetaObject::invokeMethod(this, &HeatmapView::startIndexJob, Qt::QueuedConnection);
-    (void)gen;
 }
 
 void HeatmapView::startIndexJob() {

@@ -6,14 +6,15 @@
 #include <QThreadPool>
 #include <QtConcurrent/QtConcurrentRun>
 
-#ifdef __linux__
-#include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
 
 #include "core/formats/run.h"
+
+#ifdef __linux__
+#include <algorithm>
+#include <cerrno>
 
 #include <sys/resource.h>
 #include <sys/syscall.h>
