@@ -17,6 +17,7 @@ namespace kcx::detail {
 namespace KCX_LOGIT_ISA {
 
 constexpr size_t kBlock = 512;
+constexpr size_t kExpLanes = 32;   // exps whose series run side by side (det::expN)
 
 // The first i with x[i] == value: 64 entries at a time are tested without a branch (that
 // loop vectorises), and only the block that holds it is searched one by one.
@@ -114,8 +115,17 @@ static int logitRow(const TA* a, const TB* b, size_t v, double* scratch, double*
         double* e = scratch + i0;
         double* f = scratch + v + i0;
         for (size_t i = 0; i < n; ++i) {
-            e[i] = det::exp(double(a[i0 + i]) - mz);
-            f[i] = det::exp(double(b[i0 + i]) - mq);
+            t0[i] = double(a[i0 + i]) - mz;
+            t1[i] = double(b[i0 + i]) - mq;
+        }
+        size_t i = 0;
+        for (; i + kExpLanes <= n; i += kExpLanes) {
+            det::expN<kExpLanes>(t0 + i, e + i);
+            det::expN<kExpLanes>(t1 + i, f + i);
+        }
+        for (; i < n; ++i) {
+            e[i] = det::exp(t0[i]);
+            f[i] = det::exp(t1[i]);
         }
         sz += sum8(e, n);
         sq += sum8(f, n);

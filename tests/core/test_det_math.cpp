@@ -4,6 +4,7 @@
 // worked out in long double.
 #include <QtTest/QTest>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -165,6 +166,27 @@ private slots:
         QCOMPARE(det::erfc(-30.0), 2.0);
         QCOMPARE(det::erfc(30.0), 0.0);
         QVERIFY(std::isnan(det::erfc(nan)));
+    }
+
+    // det::expN (the logit kernel's exps, 32 at a time) is det::exp to the bit: on the edges
+    // of the range, the subnormal results, the infinities and NaN, and 100,000 values spread
+    // over [-750, 750]. Compared as bits, so a NaN must be the same NaN.
+    void expNIsExpToTheBit() {
+        std::vector<double> x = {0.0, -0.0, 1.0, -1.0, 709.78, 709.79, -745.1, -745.2, -708.5, -720.0,
+                                 0.34657359027997264, -0.34657359027997264, 1e-300, -1e-300, inf, -inf,
+                                 std::numeric_limits<double>::quiet_NaN()};
+        std::mt19937_64 rng(17);
+        std::uniform_real_distribution<double> u(-750.0, 750.0);
+        while (x.size() % 32 != 0 || x.size() < 100000)
+            x.push_back(u(rng));
+        std::vector<double> y(x.size());
+        for (size_t i = 0; i < x.size(); i += 32)
+            det::expN<32>(x.data() + i, y.data() + i);
+        size_t differ = 0;
+        for (size_t i = 0; i < x.size(); ++i)
+            differ += std::bit_cast<uint64_t>(y[i]) != std::bit_cast<uint64_t>(det::exp(x[i]));
+        QCOMPARE(differ, size_t(0));
+        QCOMPARE(y[6], 4.9406564584124654e-324);   // exp(-745.1): the smallest subnormal
     }
 
     // The generic, AVX2 and AVX-512 kernels give the same doubles for every metric, on rows
