@@ -87,6 +87,8 @@ void parseSequence(JsonScanner& j, ChunkRun& c, size_t lineBegin) {
     double reward[2] = {missingDouble(), missingDouble()};
     std::vector<std::pair<std::string, std::string>> slices;
     nlohmann::json runtime;
+    std::optional<int64_t> step;
+    size_t stepAt = 0;
     std::string tmp;
     size_t keyAt[16] = {};
 
@@ -147,6 +149,11 @@ void parseSequence(JsonScanner& j, ChunkRun& c, size_t lineBegin) {
                 }
                 slices.emplace_back(k, tmp);
             });
+        } else if (key == "step") {
+            stepAt = at;
+            step = j.integer("step");
+            if (*step < 0)
+                j.failAt(at, "\"step\" must be an integer >= 0 (SPEC 7), found " + std::to_string(*step));
         } else if (key == "runtime") {
             if (j.peek() != '{')
                 j.fail("\"runtime\" must be an object");
@@ -182,6 +189,15 @@ void parseSequence(JsonScanner& j, ChunkRun& c, size_t lineBegin) {
     sameLength(lpInf.size(), "logp_inf", keyAt[2]);
     if (haveText)
         sameLength(text.size(), "text", keyAt[3]);
+    // The step is the slice "step" (run.h); a label of that name must agree with it.
+    if (step) {
+        const std::string label = std::to_string(*step);
+        const auto it = std::find_if(slices.begin(), slices.end(), [](const auto& kv) { return kv.first == kStepKey; });
+        if (it == slices.end())
+            slices.emplace_back(kStepKey, label);
+        else if (it->second != label)
+            j.failAt(stepAt, who + "\"step\" is " + label + " but slices.step is '" + it->second + "'");
+    }
 
     // Top-k: T rows of the same k, ids and logp of the same shape.
     const char* topkName[2] = {"topk_train", "topk_inf"};

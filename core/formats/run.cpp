@@ -17,6 +17,38 @@ const std::string* SliceTable::label(size_t s, size_t k) const {
     return code < 0 ? nullptr : &values[k][size_t(code)];
 }
 
+std::optional<int64_t> stepNumber(std::string_view label) {
+    if (label.empty() || label.size() > 18 || (label.size() > 1 && label[0] == '0'))
+        return std::nullopt;
+    int64_t v = 0;
+    for (char c : label) {
+        if (c < '0' || c > '9')
+            return std::nullopt;
+        v = v * 10 + (c - '0');
+    }
+    return v;
+}
+
+std::vector<int64_t> Run::steps() const {
+    const int k = slices.keyIndex(kStepKey);
+    if (k < 0)
+        return {};
+    std::vector<int64_t> number(slices.values[size_t(k)].size());
+    for (size_t v = 0; v < number.size(); ++v) {
+        const auto step = stepNumber(slices.values[size_t(k)][v]);
+        if (!step)
+            return {};
+        number[v] = *step;
+    }
+    std::vector<int64_t> out(sequenceCount(), -1);
+    for (size_t s = 0; s < out.size(); ++s) {
+        const int32_t code = slices.codes[s * slices.keys.size() + size_t(k)];
+        if (code >= 0)
+            out[s] = number[size_t(code)];
+    }
+    return out;
+}
+
 size_t Run::maxLength() const {
     size_t m = 0;
     for (size_t s = 0; s < sequenceCount(); ++s)

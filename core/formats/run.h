@@ -12,8 +12,10 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -136,6 +138,16 @@ struct SliceTable {
     const std::string* label(size_t s, size_t k) const;
 };
 
+// Training steps (SPEC 7) live in the slice table as the key "step", whose values are the
+// steps in decimal ("0", "12"): so `per_slice: step` and `where: {step: [3, 4]}` work like
+// any other key. Readers put the JSON Lines `step` key, the safetensors `step` tensor and
+// a trainer export's step there; writers turn it back into those.
+inline constexpr const char* kStepKey = "step";
+
+// A step label as a number: a non-negative decimal integer without sign or leading zeros
+// (what readers store); nullopt for anything else.
+std::optional<int64_t> stepNumber(std::string_view label);
+
 struct Run {
     std::string path;            // the file it came from ("" for a generated run)
     nlohmann::json header;       // SPEC 1.3 (may be null)
@@ -166,6 +178,9 @@ struct Run {
     bool hasTopK() const { return topkTrain.present() && topkInf.present(); }
     bool hasLogits() const { return logits.present(); }
     bool hasRewards() const { return !rewardTrain.empty() && !rewardInf.empty(); }
+    // Each sequence's step (N entries, -1 = none), or empty when the run has no step key or a
+    // label of it is not a step number (a user's own slice named "step").
+    std::vector<int64_t> steps() const;
     // Rough resident size of the loaded data, for the memory targets.
     size_t approxBytes() const;
     // Checks the invariants every loader must establish; throws std::logic_error.

@@ -201,15 +201,21 @@ void putTopK(std::string& out, const TopK& t, size_t b, size_t e) {
     out += '}';
 }
 
-void putSequence(std::string& out, const Run& run, size_t s) {
+// `steps` is Run::steps(): when it is not empty the slice "step" is written as the `step` key.
+void putSequence(std::string& out, const Run& run, size_t s, const std::vector<int64_t>& steps) {
     const size_t b = run.seqBegin(s), e = run.seqEnd(s);
     out += "{\"id\":";
     putString(out, run.ids[s]);
+    if (!steps.empty() && steps[s] >= 0) {
+        out += ",\"step\":";
+        putInt(out, steps[s]);
+    }
     // Slices: only the labeled keys.
     const size_t K = run.slices.keys.size();
+    const int stepKey = steps.empty() ? -1 : run.slices.keyIndex(kStepKey);
     bool anyLabel = false;
     for (size_t k = 0; k < K; ++k)
-        if (const std::string* label = run.slices.label(s, k)) {
+        if (const std::string* label = run.slices.label(s, k); label && int(k) != stepKey) {
             out += anyLabel ? "," : ",\"slices\":{";
             anyLabel = true;
             putString(out, run.slices.keys[k]);
@@ -355,6 +361,24 @@ Planned rawTensor(std::string name, const char* dtype, const T* data, std::vecto
     return p;
 }
 
+// The table without one of its keys.
+SliceTable withoutKey(const SliceTable& t, const std::string& key) {
+    const int drop = t.keyIndex(key);
+    SliceTable out;
+    const size_t K = t.keys.size(), n = K ? t.codes.size() / K : 0;
+    for (size_t k = 0; k < K; ++k)
+        if (int(k) != drop) {
+            out.keys.push_back(t.keys[k]);
+            out.values.push_back(t.values[k]);
+        }
+    out.codes.reserve(n * out.keys.size());
+    for (size_t s = 0; s < n; ++s)
+        for (size_t k = 0; k < K; ++k)
+            if (int(k) != drop)
+                out.codes.push_back(t.codes[s * K + k]);
+    return out;
+}
+
 std::string dumpJson(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 }  // namespace
@@ -365,8 +389,9 @@ void writeJsonl(const Run& run, const std::string& path) {
     if (run.header.is_object()) {
         buf = "{\"kcx_header\":" + dumpJson(run.header) + "}\n";
     }
+    const std::vector<int64_t> steps = run.steps();
     for (size_t s = 0; s < run.sequenceCount(); ++s) {
-        putSequence(buf, run, s);
+        putSequence(buf, run, s, steps);
         if (buf.size() >= (size_t(1) << 20)) {
             f.write(buf);
             buf.clear();
@@ -399,9 +424,15 @@ void writeSafetensors(const Run& run, const std::string& path, bool keepF64) {
         plan.push_back(doublesTensor("reward_train", &run.rewardTrain, keepF64));
     if (!run.rewardInf.empty())
         plan.push_back(doublesTensor("reward_inf", &run.rewardInf, keepF64));
-    const uint64_t K = run.slices.keys.size();
+    // Steps go in the `step` tensor (SPEC 1.2), the other keys in slice_codes.
+    const std::vector<int64_t> steps = run.steps();
+    SliceTable labels;
+    const SliceTable& slices = steps.empty() ? run.slices : (labels = withoutKey(run.slices, kStepKey));
+    if (!steps.empty())
+        plan.push_back(rawTensor(kStepKey, "I64", steps.data(), {n}));
+    const uint64_t K = slices.keys.size();
     if (K > 0)
-        plan.push_back(rawTensor("slice_codes", "I32", run.slices.codes.data(), {n, K}));
+        plan.push_back(rawTensor("slice_codes", "I32", slices.codes.data(), {n, K}));
     if (run.hasText()) {
         static_assert(sizeof(uint64_t) == sizeof(int64_t));
         plan.push_back(rawTensor("text_offsets", "I64", run.textOffsets.data(), {m + 1}));
@@ -421,8 +452,8 @@ void writeSafetensors(const Run& run, const std::string& path, bool keepF64) {
     if (K > 0) {
         json values = json::object();
         for (size_t k = 0; k < K; ++k)
-            values[run.slices.keys[k]] = run.slices.values[k];
-        meta["slice_keys"] = dumpJson(run.slices.keys);
+            values[slices.keys[k]] = slices.values[k];
+        meta["slice_keys"] = dumpJson(slices.keys);
         meta["slice_values"] = dumpJson(values);
     }
     if (!run.header.is_null())

@@ -19,6 +19,7 @@
 #include <bit>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <set>
 #include <unordered_set>
 
@@ -162,6 +163,7 @@ private:
     TopK readTopK(const char* which, uint64_t m) const;
     Logits readLogits(uint64_t m) const;
     void readSlices(uint64_t n, SliceTable& out) const;
+    void readSteps(uint64_t n, SliceTable& out) const;
     void readText(uint64_t m, Run& run) const;
 
     const Source& src_;
@@ -457,6 +459,43 @@ void Builder::readSlices(uint64_t n, SliceTable& out) const {
     out.codes = std::move(c);
 }
 
+// SPEC 1.2/7: the `step` tensor becomes the slice key "step" (run.h), its values the steps
+// present in ascending order.
+void Builder::readSteps(uint64_t n, SliceTable& out) const {
+    const Tensor* t = find(kStepKey);
+    if (!t)
+        return;
+    expectKind(*t, Kind::Int);
+    expectShape(*t, {n}, "[N]: each sequence's training step, -1 = none");
+    if (out.keyIndex(kStepKey) >= 0)
+        failTensor(*t, "the run has both a 'step' tensor and a slice key 'step' (the tensor is the step)");
+    std::vector<int64_t> step(n);
+    std::map<int64_t, int32_t> codeOf;
+    for (uint64_t s = 0; s < n; ++s) {
+        step[s] = intAt(*t, s);
+        if (step[s] < -1)
+            failTensor(*t, "step " + std::to_string(step[s]) + seqNote(s) + " is negative (-1 = none)", s);
+        if (step[s] >= 0)
+            codeOf.emplace(step[s], 0);
+    }
+    if (codeOf.empty())
+        return;
+    std::vector<std::string> values;
+    for (auto& [value, code] : codeOf) {
+        code = int32_t(values.size());
+        values.push_back(std::to_string(value));
+    }
+    const size_t k0 = out.keys.size();
+    std::vector<int32_t> codes(n * (k0 + 1));
+    for (uint64_t s = 0; s < n; ++s) {
+        std::copy_n(out.codes.begin() + ptrdiff_t(s * k0), k0, codes.begin() + ptrdiff_t(s * (k0 + 1)));
+        codes[s * (k0 + 1) + k0] = step[s] < 0 ? -1 : codeOf[step[s]];
+    }
+    out.keys.push_back(kStepKey);
+    out.values.push_back(std::move(values));
+    out.codes = std::move(codes);
+}
+
 void Builder::readText(uint64_t m, Run& run) const {
     const Tensor* offs = find("text_offsets");
     const Tensor* bytes = find("text_bytes");
@@ -525,6 +564,7 @@ Run Builder::build() {
             *out = doubles(*t);
         }
     readSlices(n, run.slices);
+    readSteps(n, run.slices);
     readText(m, run);
 
     if (meta_.runtime) {
