@@ -58,12 +58,14 @@ std::string sha256Hex(std::string_view bytes) {
 std::string sha256File(const std::string& path) {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) {
-        // A run kept as a directory (NumPy arrays, trainer exports): the hash of its
-        // listing, "NAME\0SHA256\n" per regular file in byte order of the names.
+        // A run kept as a directory (NumPy arrays, a tree of trainer exports): the hash of
+        // its listing, "PATH\0SHA256\n" per regular file at any depth, PATH relative to the
+        // directory with '/' between folders, in byte order (a flat directory: its names).
         std::vector<std::string> names;
-        for (const auto& e : std::filesystem::directory_iterator(path, ec))
-            if (e.is_regular_file(ec))
-                names.push_back(e.path().filename().string());
+        std::filesystem::recursive_directory_iterator it(path, ec), end;
+        for (; !ec && it != end; it.increment(ec))
+            if (it->is_regular_file(ec))
+                names.push_back(it->path().lexically_relative(path).generic_string());
         if (ec)
             throw std::runtime_error(path + ": cannot list for hashing: " + ec.message());
         std::sort(names.begin(), names.end());

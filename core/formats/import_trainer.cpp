@@ -61,18 +61,21 @@ struct Record {
     std::vector<double> inf, train;
     Field fTokens, fMask, fInf, fTrain, fEntropy, fAdvantages;
     std::optional<std::string> id, step, rank, env;
+    std::optional<std::string> sequenceIdx;   // prime-rl's export_sequence_idx, NeMo-RL's idx
+    bool sampleMasked = false;                // NeMo-RL's sample_loss_mask 0: no token trains
     std::optional<std::pair<size_t, size_t>> header;   // a {"kcx_header": ...} line: its value's extent
     size_t otherKeys = 0;
 };
 
 class ExportReader {
 public:
-    Run read(const std::vector<std::string>& files, const std::string& runPath, const Progress& progress);
+    Run read(const TrainerExports& exports, const std::string& runPath, const Progress& progress);
 
 private:
-    void readFile(const std::string& path, size_t index);
+    void readFile(const std::string& path, const std::string& root);
     void record(std::string_view text, size_t begin, size_t end, const std::string& path, int64_t line,
-                const std::string& fileStep, const std::string& fileRank);
+                const std::string& fileStep, const std::string& fileRank, const std::string& where);
+    void mask(JsonScanner& j, Record& r, size_t at);
     double logprob(JsonScanner& j, const char* what);
     void perToken(JsonScanner& j, const char* what, Field& f, const std::function<void()>& item);
     void skipLenient(JsonScanner& j, int depth = 0);
@@ -85,7 +88,8 @@ private:
     std::vector<int32_t> tokens_;
     std::vector<double> inf_, train_;
     std::vector<std::optional<std::string>> env_, step_, rank_;
-    size_t records_ = 0, empty_ = 0, promptTokens_ = 0, missingInf_ = 0, missingTrain_ = 0;
+    size_t records_ = 0, empty_ = 0, sampleMasked_ = 0, promptTokens_ = 0, missingInf_ = 0, missingTrain_ = 0;
+    size_t flooredInf_ = 0, flooredTrain_ = 0;
     json header_;   // from a kcx_header line, if any
     Progress progress_;
     uint64_t bytesDone_ = 0, bytesTotal_ = 0;
@@ -99,15 +103,40 @@ double ExportReader::logprob(JsonScanner& j, const char* what) {
         return std::numeric_limits<double>::infinity();
     if (c == '-' && j.literal("-Infinity"))
         return -std::numeric_limits<double>::infinity();
-    const double v = j.numberOrMarker(what);
-    return v == kVllmPlaceholder ? missingDouble() : v;
+    return j.numberOrMarker(what);   // -9999.0 (vLLM's floor) is told apart in record()
 }
 
+// A per-token array, or a batch of one holding it (NeMo-RL writes every value of a line as
+// a slice of its batch: [[...]]).
 void ExportReader::perToken(JsonScanner& j, const char* what, Field& f, const std::function<void()>& item) {
     f.present = true;
+    size_t rows = 0;
     j.array(what, [&] {
-        item();
-        ++f.count;
+        if (j.peek() != '[') {
+            item();
+            ++f.count;
+            return;
+        }
+        if (rows++ || f.count)
+            j.fail(std::string(what) + " holds more than one row (one record is one sequence)");
+        j.array(what, [&] {
+            item();
+            ++f.count;
+        });
+    });
+}
+
+// loss_mask / token_loss_mask: 0 or false = not trained on (a prompt token).
+void ExportReader::mask(JsonScanner& j, Record& r, size_t at) {
+    r.fMask.at = at;
+    perToken(j, "\"loss_mask\"", r.fMask, [&] {
+        const char c = j.peek();
+        if (c == 't' && j.literal("true"))
+            r.mask.push_back(1);
+        else if (c == 'f' && j.literal("false"))
+            r.mask.push_back(0);
+        else
+            r.mask.push_back(j.number() != 0 ? 1 : 0);
     });
 }
 
@@ -138,32 +167,45 @@ std::optional<std::string> ExportReader::label(JsonScanner& j, const char* what)
 }
 
 void ExportReader::record(std::string_view text, size_t begin, size_t end, const std::string& path, int64_t line,
-                    const std::string& fileStep, const std::string& fileRank) {
+                    const std::string& fileStep, const std::string& fileRank, const std::string& where) {
     Record r;
     JsonScanner j(text, begin, end);
+    // prime-rl's names first, NeMo-RL's second (docs/formats.md, "Trainer token exports").
     j.object("a record", [&](const std::string& key, size_t at) {
         if (key == "token_ids") {
             r.fTokens.at = at;
             perToken(j, "\"token_ids\"", r.fTokens, [&] { r.tokens.push_back(j.integer("token_ids")); });
-        } else if (key == "loss_mask") {
-            r.fMask.at = at;
-            perToken(j, "\"loss_mask\"", r.fMask, [&] {
-                const char c = j.peek();
-                if (c == 't' && j.literal("true"))
-                    r.mask.push_back(1);
-                else if (c == 'f' && j.literal("false"))
-                    r.mask.push_back(0);
-                else
-                    r.mask.push_back(j.number() != 0 ? 1 : 0);
-            });
-        } else if (key == "inference_logprobs") {
+        } else if (key == "loss_mask" || key == "token_loss_mask") {
+            if (r.fMask.present)
+                j.fail("a record with both \"loss_mask\" and \"token_loss_mask\"");
+            mask(j, r, at);
+        } else if (key == "inference_logprobs" || key == "generation_logprobs") {
+            if (r.fInf.present)
+                j.fail("a record with both \"inference_logprobs\" and \"generation_logprobs\"");
             r.fInf.at = at;
-            perToken(j, "\"inference_logprobs\"", r.fInf,
+            perToken(j, key == "inference_logprobs" ? "\"inference_logprobs\"" : "\"generation_logprobs\"", r.fInf,
                      [&] { r.inf.push_back(logprob(j, "inference_logprobs")); });
-        } else if (key == "trainer_logprobs") {
+        } else if (key == "trainer_logprobs" || key == "prev_logprobs") {
+            if (r.fTrain.present)
+                j.fail("a record with both \"trainer_logprobs\" and \"prev_logprobs\"");
             r.fTrain.at = at;
-            perToken(j, "\"trainer_logprobs\"", r.fTrain,
+            perToken(j, key == "trainer_logprobs" ? "\"trainer_logprobs\"" : "\"prev_logprobs\"", r.fTrain,
                      [&] { r.train.push_back(logprob(j, "trainer_logprobs")); });
+        } else if (key == "sample_loss_mask") {   // NeMo-RL: [x] (a batch of one) or x; 0 = not trained on
+            double x = 1;
+            if (j.peek() == '[') {
+                size_t count = 0;
+                j.array("\"sample_loss_mask\"", [&] {
+                    if (count++)
+                        j.fail("\"sample_loss_mask\" holds more than one value (one record is one sequence)");
+                    x = j.number();
+                });
+            } else {
+                x = j.number();
+            }
+            r.sampleMasked = x == 0;
+        } else if (key == "export_sequence_idx" || key == "idx") {
+            r.sequenceIdx = label(j, key.c_str());
         } else if (key == "entropy" || key == "advantages") {
             Field& f = key == "entropy" ? r.fEntropy : r.fAdvantages;
             f.at = at;
@@ -229,17 +271,39 @@ void ExportReader::record(std::string_view text, size_t begin, size_t end, const
                             std::to_string(t) + " (every per-token array must be as long as token_ids)");
 
     ++records_;
-    std::string id = r.id ? *r.id : baseName(path) + ":" + std::to_string(line);
-    const std::string where = path + ":" + std::to_string(line);
-    const auto [it, fresh] = idWhere_.emplace(id, where);
+    const std::optional<std::string> step = r.step ? r.step : fileStep.empty() ? std::nullopt : std::optional(fileStep);
+    const std::optional<std::string> rank = r.rank ? r.rank : fileRank.empty() ? std::nullopt : std::optional(fileRank);
+    // The id: the record's own; else the sequence's place in the export (step, rank and index,
+    // unique across a tree); else where the line is.
+    std::string id;
+    if (r.id) {
+        id = *r.id;
+    } else if (r.sequenceIdx) {
+        id = (step ? "step_" + *step + "/" : "") + (rank ? "rank_" + *rank + "/" : "") + *r.sequenceIdx;
+    } else {
+        id = where + ":" + std::to_string(line);
+    }
+    const std::string at = path + ":" + std::to_string(line);
+    const auto [it, fresh] = idWhere_.emplace(id, at);
     if (!fresh)
         throw InputError::atText(path, line, 0, "duplicate id '" + id + "' (first at " + it->second + ")");
+    if (r.sampleMasked) {   // the trainer left the whole sequence out of the loss
+        ++sampleMasked_;
+        return;
+    }
     size_t kept = 0;
     for (size_t i = 0; i < t; ++i) {
         if (!r.mask[i]) {
             ++promptTokens_;
             continue;
         }
+        // vLLM's floor: -9999.0 is max(lp, -9999.0), a log-prob at or below it. Read as -inf,
+        // a non-finite number (SPEC 2.5), and counted on its own; never as missing.
+        for (auto [v, floored] : {std::pair{&r.inf[i], &flooredInf_}, std::pair{&r.train[i], &flooredTrain_}})
+            if (*v == kVllmPlaceholder) {
+                *v = -std::numeric_limits<double>::infinity();
+                ++*floored;
+            }
         const int64_t tok = r.tokens[i];
         if (tok < std::numeric_limits<int32_t>::min() || tok > std::numeric_limits<int32_t>::max())
             fail(r.fTokens.at, "token id " + std::to_string(tok) + " at position " + std::to_string(i) +
@@ -258,15 +322,28 @@ void ExportReader::record(std::string_view text, size_t begin, size_t end, const
     offsets_.push_back(int64_t(tokens_.size()));
     ids_.push_back(std::move(id));
     env_.push_back(r.env);
-    step_.push_back(r.step ? r.step : fileStep.empty() ? std::nullopt : std::optional<std::string>(fileStep));
-    rank_.push_back(r.rank ? r.rank : fileRank.empty() ? std::nullopt : std::optional<std::string>(fileRank));
+    step_.push_back(step);
+    rank_.push_back(rank);
 }
 
-void ExportReader::readFile(const std::string& path, size_t) {
+void ExportReader::readFile(const std::string& path, const std::string& root) {
+    namespace fs = std::filesystem;
     const std::string text = readPlainOrGzip(path);
-    const std::string name = baseName(path);
-    const std::string fileStep = numberAfter(name, "step").value_or("");
-    const std::string fileRank = numberAfter(name, "rank").value_or("");
+    // Where the file lies: its path below the tree's root (its name when given alone); step
+    // and rank from the file's name, else from the nearest folder that names them
+    // (prime-rl: token_exports/step_12/rank_3.jsonl).
+    const fs::path rel = root.empty() ? fs::path(baseName(path)) : fs::path(path).lexically_relative(root);
+    std::string fileStep, fileRank;
+    for (fs::path p = rel; !p.empty(); p = p.parent_path()) {
+        const std::string name = p.filename().string();
+        if (fileStep.empty())
+            fileStep = numberAfter(name, "step").value_or("");
+        if (fileRank.empty())
+            fileRank = numberAfter(name, "rank").value_or("");
+        if (p == p.parent_path())
+            break;
+    }
+    const std::string where = rel.generic_string();
     int64_t line = 0;
     size_t pos = 0, sinceReport = 0;
     while (pos < text.size()) {
@@ -282,7 +359,7 @@ void ExportReader::readFile(const std::string& path, size_t) {
         if (std::string_view(text).substr(begin, e - begin).find_first_not_of(" \t") == std::string_view::npos)
             continue;
         try {
-            record(text, begin, e, path, line, fileStep, fileRank);
+            record(text, begin, e, path, line, fileStep, fileRank, where);
         } catch (const ScanError& err) {
             int64_t l = 0, col = 0;
             lineColumn(std::string_view(text).substr(begin, e - begin), err.offset - begin, l, col);
@@ -297,7 +374,8 @@ void ExportReader::readFile(const std::string& path, size_t) {
     bytesDone_ += text.size();
 }
 
-Run ExportReader::read(const std::vector<std::string>& files, const std::string& runPath, const Progress& progress) {
+Run ExportReader::read(const TrainerExports& exports, const std::string& runPath, const Progress& progress) {
+    const std::vector<std::string>& files = exports.files;
     progress_ = progress;
     report(progress_, 0.0);
     for (const auto& f : files) {
@@ -307,7 +385,7 @@ Run ExportReader::read(const std::vector<std::string>& files, const std::string&
             // (a rough guess of what gzip expands to; only for progress)
     }
     for (size_t i = 0; i < files.size(); ++i)
-        readFile(files[i], i);
+        readFile(files[i], i < exports.roots.size() ? exports.roots[i] : std::string());
     if (ids_.empty())
         throw InputError::inFile(runPath, std::to_string(records_) + " record(s), none with a response token "
                                           "(loss_mask 1): nothing to compare");
@@ -352,9 +430,13 @@ Run ExportReader::read(const std::vector<std::string>& files, const std::string&
                             {"files", fileList},
                             {"records", records_},
                             {"records_without_response", empty_},
+                            {"records_sample_masked", sampleMasked_},
                             {"prompt_tokens_left_out", promptTokens_},
                             {"missing_inf", missingInf_},
-                            {"missing_train", missingTrain_}};
+                            {"missing_train", missingTrain_},
+                            {"floored_inf", flooredInf_},
+                            {"floored_train", flooredTrain_},
+                            {"steps_skipped", exports.skipped}};
     run.checkInvariants();
     report(progress_, 1.0);
     return run;
@@ -365,6 +447,41 @@ bool isExportFile(const std::filesystem::directory_entry& e) {
     auto ends = [&](std::string_view s) { return name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0; };
     std::error_code ec;
     return !name.empty() && name[0] != '.' && (ends(".jsonl") || ends(".jsonl.gz")) && e.is_regular_file(ec);
+}
+
+// Path order for reading: folder by folder, each name in natural order (step_2/ before
+// step_10/, and a folder's files before the folders beside them are not interleaved).
+bool pathLess(const std::filesystem::path& a, const std::filesystem::path& b) {
+    auto i = a.begin(), j = b.begin();
+    for (; i != a.end() && j != b.end(); ++i, ++j)
+        if (i->string() != j->string())
+            return naturalLess(i->string(), j->string());
+    return i == a.end() && j != b.end();
+}
+
+constexpr int kMaxDepth = 16;   // deeper trees are not trainer exports (and a loop is not walked forever)
+
+void walk(const std::filesystem::path& dir, int depth, std::vector<std::filesystem::path>& files,
+          std::vector<std::filesystem::path>& stepDirs, bool& anyStable) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.empty() || name[0] == '.')
+            continue;
+        std::error_code ec2;
+        if (name == kStableMarker && e.is_regular_file(ec2))
+            anyStable = true;
+        else if (isExportFile(e))
+            files.push_back(e.path());
+        else if (e.is_directory(ec2) && !e.is_symlink(ec2) && depth < kMaxDepth) {
+            if (numberAfter(name, "step"))
+                stepDirs.push_back(e.path());
+            walk(e.path(), depth + 1, files, stepDirs, anyStable);
+        }
+    }
+    if (ec)
+        throw InputError::inFile(dir.string(), "cannot list the directory: " + ec.message());
 }
 
 }  // namespace
@@ -400,33 +517,62 @@ bool naturalLess(const std::string& a, const std::string& b) {
     return a < b;   // equal under natural order (e.g. "01" and "1"): a total order all the same
 }
 
-std::vector<std::string> trainerExportFiles(const std::string& dir) {
+TrainerExports findTrainerExports(const std::string& dir) {
     namespace fs = std::filesystem;
-    std::error_code ec;
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(dir, ec))
-        if (isExportFile(e))
-            names.push_back(e.path().filename().string());
-    if (ec)
-        throw InputError::inFile(dir, "cannot list the directory: " + ec.message());
-    if (names.empty())
-        throw InputError::inFile(dir, "the directory holds no .jsonl or .jsonl.gz files");
-    std::sort(names.begin(), names.end(), naturalLess);
-    std::vector<std::string> out;
-    for (const auto& n : names)
-        out.push_back((fs::path(dir) / n).string());
+    std::vector<fs::path> files, stepDirs;
+    bool anyStable = false;
+    walk(dir, 0, files, stepDirs, anyStable);
+    if (files.empty())
+        throw InputError::inFile(dir, "the directory holds no .jsonl or .jsonl.gz files (at any depth)");
+    TrainerExports out;
+    // prime-rl marks a finished step with STABLE in its folder: once any step has one, a step
+    // folder without it is still being written, and is left out and named.
+    std::vector<fs::path> unfinished;
+    if (anyStable)
+        for (const auto& d : stepDirs) {
+            std::error_code ec;
+            if (!fs::is_regular_file(d / kStableMarker, ec))
+                unfinished.push_back(d);
+        }
+    std::sort(files.begin(), files.end(), [&](const fs::path& a, const fs::path& b) {
+        return pathLess(a.lexically_relative(dir), b.lexically_relative(dir));
+    });
+    for (const auto& f : files) {
+        const bool skip = std::any_of(unfinished.begin(), unfinished.end(), [&](const fs::path& d) {
+            const fs::path rel = f.lexically_relative(d);
+            return !rel.empty() && *rel.begin() != "..";
+        });
+        if (!skip) {
+            out.files.push_back(f.string());
+            out.roots.push_back(dir);
+        }
+    }
+    std::sort(unfinished.begin(), unfinished.end(), [&](const fs::path& a, const fs::path& b) {
+        return pathLess(a.lexically_relative(dir), b.lexically_relative(dir));
+    });
+    for (const auto& d : unfinished)
+        out.skipped.push_back((fs::path(dir) / d.lexically_relative(dir)).generic_string());
+    if (out.files.empty())
+        throw InputError::inFile(dir, "every step folder that holds exports lacks the STABLE marker (still being "
+                                      "written): nothing finished to read");
     return out;
 }
 
-Run loadTrainerExportFiles(const std::vector<std::string>& files, const std::string& runPath, const Progress& progress) {
-    return ExportReader().read(files, runPath, progress);
+void TrainerExports::add(const TrainerExports& more) {
+    files.insert(files.end(), more.files.begin(), more.files.end());
+    roots.insert(roots.end(), more.roots.begin(), more.roots.end());
+    skipped.insert(skipped.end(), more.skipped.begin(), more.skipped.end());
+}
+
+Run loadTrainerExports(const TrainerExports& exports, const std::string& runPath, const Progress& progress) {
+    return ExportReader().read(exports, runPath, progress);
 }
 
 Run loadTrainerExport(const std::string& path, const Progress& progress) {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec))
-        return loadTrainerExportFiles(trainerExportFiles(path), path, progress);
-    return loadTrainerExportFiles({path}, path, progress);
+        return loadTrainerExports(findTrainerExports(path), path, progress);
+    return loadTrainerExports({{path}, {""}, {}}, path, progress);
 }
 
 }  // namespace kcx

@@ -23,16 +23,29 @@
 
 namespace kcx {
 
-// The export files of a directory: regular *.jsonl and *.jsonl.gz files (not hidden), in
-// natural order of their names (step_2 before step_10). Throws InputError when none.
-std::vector<std::string> trainerExportFiles(const std::string& dir);
+// prime-rl writes this empty file into a step's folder once the step is complete.
+inline constexpr const char* kStableMarker = "STABLE";
 
-// One file, or a directory of files (trainerExportFiles), as one run.
+// What a run of trainer exports is read from.
+struct TrainerExports {
+    std::vector<std::string> files;     // in reading order
+    std::vector<std::string> roots;     // per file, the tree it lies in ("" for a file given alone)
+    std::vector<std::string> skipped;   // step folders left out: no STABLE marker (still being written)
+
+    void add(const TrainerExports& more);   // appends another tree's files after these
+};
+
+// The export files of a tree, at any depth: regular *.jsonl and *.jsonl.gz files (nothing
+// hidden), folder by folder in natural order of the names (step_2 before step_10). When any
+// folder holds a STABLE marker, step folders (a name with step_N) without one are skipped.
+// Throws InputError when nothing is left.
+TrainerExports findTrainerExports(const std::string& dir);
+
+// One file, or a tree of files (findTrainerExports), as one run.
 Run loadTrainerExport(const std::string& path, const Progress& progress = {});
 
-// The given files in the given order as one run; `runPath` becomes Run::path.
-Run loadTrainerExportFiles(const std::vector<std::string>& files, const std::string& runPath,
-                           const Progress& progress = {});
+// The files in their order as one run; `runPath` becomes Run::path.
+Run loadTrainerExports(const TrainerExports& exports, const std::string& runPath, const Progress& progress = {});
 
 // Natural order of file names: runs of digits compare as numbers.
 bool naturalLess(const std::string& a, const std::string& b);

@@ -166,7 +166,8 @@ std::vector<std::string> firstRecordKeys(const std::string& path, size_t maxByte
     const auto decided = [](const std::vector<std::string>& k) {
         return (has(k, "logp_train") && has(k, "logp_inf")) || has(k, "choices") || has(k, "meta_info") ||
                (has(k, "token_ids") &&
-                (has(k, "loss_mask") || has(k, "inference_logprobs") || has(k, "trainer_logprobs")));
+                (has(k, "loss_mask") || has(k, "inference_logprobs") || has(k, "trainer_logprobs") ||
+                 has(k, "token_loss_mask") || has(k, "generation_logprobs") || has(k, "prev_logprobs")));
     };
     while (!done && total < maxBytes && !decided(scan.keys())) {
         const int got = gzread(gz, buf.data(), unsigned(buf.size()));
@@ -182,7 +183,8 @@ std::vector<std::string> firstRecordKeys(const std::string& path, size_t maxByte
 
 Sniffed classifyRecordKeys(const std::vector<std::string>& keys, bool complete) {
     if (has(keys, "token_ids") &&
-        (has(keys, "loss_mask") || has(keys, "inference_logprobs") || has(keys, "trainer_logprobs")))
+        (has(keys, "loss_mask") || has(keys, "inference_logprobs") || has(keys, "trainer_logprobs") ||
+         has(keys, "token_loss_mask") || has(keys, "generation_logprobs") || has(keys, "prev_logprobs")))
         return {RunKind::TrainerExport, {}};
     if (has(keys, "choices"))
         return {RunKind::OneSide, "OpenAI chat or completions responses"};
@@ -212,6 +214,20 @@ Sniffed sniffRun(const std::string& path) {
                 npy = true;
             else if (!name.empty() && name[0] != '.' && (name.ends_with(".jsonl") || name.ends_with(".jsonl.gz")))
                 jsonl = true;
+        }
+        // A trainer's tree (prime-rl: token_exports/step_N/rank_R.jsonl): exports below it.
+        if (!npy && !jsonl) {
+            fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec), end;
+            for (; !ec && it != end && !jsonl; it.increment(ec)) {
+                const std::string name = it->path().filename().string();
+                if (!name.empty() && name[0] == '.') {
+                    it.disable_recursion_pending();
+                    continue;
+                }
+                if (it.depth() >= 16)
+                    it.disable_recursion_pending();
+                jsonl = name.ends_with(".jsonl") || name.ends_with(".jsonl.gz");
+            }
         }
         if (npy)
             return {RunKind::NpyDirectory, {}};

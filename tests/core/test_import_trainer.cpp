@@ -9,6 +9,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <limits>
 
 #include "core/base/errors.h"
 #include "core/formats/import_trainer.h"
@@ -94,7 +96,7 @@ class TestImportTrainer : public QObject, private test::TempFiles {
 private slots:
     void directoryIsOneRun() {
         const std::string d = exportDir();
-        const auto files = trainerExportFiles(d);
+        const auto files = findTrainerExports(d).files;
         QCOMPARE(files.size(), size_t(3));
         QCOMPARE(std::filesystem::path(files[1]).filename().string(), std::string("step_2_rank_1.jsonl.gz"));
         QCOMPARE(std::filesystem::path(files[2]).filename().string(), std::string("step_10_rank_0.jsonl"));
@@ -143,9 +145,113 @@ private slots:
         QCOMPARE(labels(back), labels(r));
 
         // Files given one by one, in a chosen order, are one run too.
-        const Run two = loadTrainerExportFiles({files[2], files[0]}, files[2]);
+        const Run two = loadTrainerExports({{files[2], files[0]}, {"", ""}, {}}, files[2]);
         QCOMPARE(two.ids.front(), std::string("custom-1"));
         QCOMPARE(two.sequenceCount(), size_t(3));
+    }
+
+    // prime-rl's tree, verbatim from its writer (tests/data/stacks, src/prime_rl/trainer/rl/
+    // token_export.py): token_exports/step_N/rank_R.jsonl, STABLE once a step is complete.
+    // step_2 has no STABLE yet: left out and named. Ids come from step, rank and
+    // export_sequence_idx, so two steps' "rank_0.jsonl:1" no longer collide.
+    void primeRlTree() {
+        namespace fs = std::filesystem;
+        const fs::path src = fs::path(KCX_STACKS_DIR) / "primerl_token_exports";
+        const fs::path root = fs::path(path("prime")) / "token_exports";
+        fs::create_directories(root);
+        fs::copy(src, root, fs::copy_options::recursive);
+        // A third, finished step: step_1's records with step 3.
+        fs::create_directories(root / "step_3");
+        {
+            std::ifstream in(src / "step_1" / "rank_0.jsonl");
+            std::string text((std::istreambuf_iterator<char>(in)), {}), key = "\"step\":1,";
+            for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at))
+                text.replace(at, key.size(), "\"step\":3,");
+            std::ofstream(root / "step_3" / "rank_0.jsonl") << text;
+            std::ofstream(root / "step_3" / "STABLE");
+        }
+        const std::string tree = fs::path(path("prime")).string();   // the tree from above token_exports/
+        QCOMPARE(int(sniffRun(tree).kind), int(RunKind::TrainerDirectory));
+        const TrainerExports found = findTrainerExports(tree);
+        QCOMPARE(found.files.size(), size_t(2));
+        QCOMPARE(found.skipped.size(), size_t(1));
+        QVERIFY(found.skipped[0].ends_with("token_exports/step_2"));
+
+        const Run r = loadRun(tree);
+        QCOMPARE(r.ids, (std::vector<std::string>{"step_1/rank_0/0", "step_1/rank_0/1", "step_3/rank_0/0",
+                                                  "step_3/rank_0/1"}));
+        // loss_mask [false,false,true,true,true]: the three response tokens, both kernels'
+        // numbers as the fixture's README gives them.
+        QCOMPARE(r.tokenCount(), size_t(12));
+        QCOMPARE(r.tokens[0], 9906);
+        QCOMPARE(r.tokens[2], 0);
+        QCOMPARE(r.lpInf[0], -0.25);
+        QCOMPARE(r.lpInf[1], -1.5);
+        QCOMPARE(r.lpTrain[1], -1.25);
+        QCOMPARE(r.lpTrain[2], -0.0625);
+        QCOMPARE(r.steps(), (std::vector<int64_t>{1, 1, 3, 3}));
+        QCOMPARE(labels(r)[2], std::string("env_name=hello-env step=3 rank=0 "));
+        QCOMPARE(r.header["import"]["steps_skipped"].size(), size_t(1));
+        // |lp_train - lp_inf| by hand: 0.25, 0.25, 0.0625 per sequence.
+        MetricEngine e(std::make_shared<Run>(r));
+        QCOMPARE(*summarize(*e.get("abs_log_ratio")).mean, (0.25 + 0.25 + 0.0625) / 3);
+
+        // Finished everywhere but nothing read: a clear error, not an empty run.
+        fs::remove(root / "step_1" / "STABLE");
+        fs::remove(root / "step_3" / "STABLE");
+        fs::create_directories(root / "step_9");
+        std::ofstream(root / "step_9" / "STABLE");
+        QVERIFY(errorOf([&] { loadRun(tree); }).find("lacks the STABLE marker") != std::string::npos);
+    }
+
+    // NeMo-RL's train_data_step{N}.jsonl, verbatim (nemo_rl/algorithms/grpo.py): every value a
+    // batch of one ([[...]]), generation_logprobs = inf, prev_logprobs = train, response where
+    // token_loss_mask is 1; the step from the file name, ids step_N/idx.
+    void nemoRlTrainData() {
+        const std::string p = (std::filesystem::path(KCX_STACKS_DIR) / "nemorl_train_data_step3.jsonl").string();
+        QCOMPARE(int(sniffRun(p).kind), int(RunKind::TrainerExport));
+        const Run r = loadRun(p);
+        QCOMPARE(r.ids, (std::vector<std::string>{"step_3/0", "step_3/1"}));
+        QCOMPARE(r.tokenCount(), size_t(5));   // 3 + 2 response tokens (the pad token's mask is 0)
+        QCOMPARE(r.tokens[3], 9906);
+        QCOMPARE(r.lpInf[1], -1.5);
+        QCOMPARE(r.lpTrain[1], -1.25);
+        QCOMPARE(r.lpInf[4], -2.5);
+        QCOMPARE(r.lpTrain[4], -2.0);
+        QCOMPARE(r.steps(), (std::vector<int64_t>{3, 3}));
+
+        // sample_loss_mask 0 leaves the sequence out, counted; two rows in a batch of one is an error.
+        const Run masked = loadRun(write("train_data_step4.jsonl",
+            R"({"token_ids":[[1,2]],"token_loss_mask":[[0,1]],"sample_loss_mask":[0.0],"generation_logprobs":[[0,-1]],"prev_logprobs":[[0,-1]],"idx":0})"
+            "\n"
+            R"({"token_ids":[[1,2]],"token_loss_mask":[[0,1]],"sample_loss_mask":[1.0],"generation_logprobs":[[0,-1]],"prev_logprobs":[[0,-2]],"idx":1})"
+            "\n"));
+        QCOMPARE(masked.ids, (std::vector<std::string>{"step_4/1"}));
+        QCOMPARE(masked.header["import"]["records_sample_masked"].get<int>(), 1);
+        const std::string two = errorOf([&] {
+            loadRun(write("train_data_step5.jsonl",
+                R"({"token_ids":[[1,2],[3,4]],"token_loss_mask":[[0,1]],"generation_logprobs":[[0,-1]],"prev_logprobs":[[0,-1]]})"
+                "\n"));
+        });
+        QVERIFY2(two.find("train_data_step5.jsonl:1:") != std::string::npos && two.find("more than one row") != std::string::npos,
+                 two.c_str());
+    }
+
+    // vLLM's -9999.0 is max(lp, -9999.0): a log-prob at or below the floor. It reads as -inf,
+    // non-finite, counted as floored, never as missing (issue 18).
+    void flooredIsNonFiniteNotMissing() {
+        const Run r = loadRun(write("floor.jsonl",
+            R"({"token_ids":[1,2,3],"loss_mask":[0,1,1],"inference_logprobs":[-9999.0,-9999.0,-0.5],"trainer_logprobs":[null,-0.25,-9999.0]})"
+            "\n"));
+        QCOMPARE(r.lpInf[0], -std::numeric_limits<double>::infinity());
+        QCOMPARE(r.lpTrain[1], -std::numeric_limits<double>::infinity());
+        QCOMPARE(r.header["import"]["floored_inf"].get<int>(), 1);   // the prompt's is not counted
+        QCOMPARE(r.header["import"]["floored_train"].get<int>(), 1);
+        QCOMPARE(r.header["import"]["missing_inf"].get<int>(), 0);
+        MetricEngine e(std::make_shared<Run>(r));
+        const Summary s = summarize(*e.get("abs_log_ratio"));
+        QCOMPARE(s.nonfinite, uint64_t(2));
+        QCOMPARE(s.missing, uint64_t(0));
     }
 
     void singleFileByContent() {
