@@ -116,7 +116,7 @@ int runCheck(const QStringList& args) {
                                 "Exit codes: 0 pass, 1 fail, 2 input or usage error, 3 inconclusive.");
     p.addHelpOption();
     const QCommandLineOption contractOpt("contract", "The contract (YAML or JSON).", "C.yaml");
-    const QCommandLineOption runOpt("run", "The run: .jsonl, .jsonl.gz or .safetensors.", "RUN");
+    const QCommandLineOption runOpt("run", "The run: .jsonl, .jsonl.gz or .safetensors, a NumPy .npz, or a folder (given more than once: read as one run).", "RUN");
     const QCommandLineOption stageOpt("stage", "The stage to decide the action for (default: the contract's first).",
                                       "S");
     const QCommandLineOption jsonOpt("json", "Write the SPEC 6.1 JSON to a file, or '-' for stdout.", "OUT");
@@ -139,8 +139,8 @@ int runCheck(const QStringList& args) {
     const bool junitToStdout = p.isSet(junitOpt) && p.value(junitOpt) == "-";
     if (jsonToStdout && junitToStdout)
         return usageError("only one of --json and --junit can write to stdout ('-')");
-    const std::vector<NamedInput> inputs = {{"contract", p.value(contractOpt).toStdString()},
-                                            {"run", p.value(runOpt).toStdString()}};
+    std::vector<NamedInput> inputs = runInputs(p.values(runOpt));
+    inputs.push_back({"contract", p.value(contractOpt).toStdString()});
     for (const auto* o : {&jsonOpt, &junitOpt})
         if (p.isSet(*o) && refuseOutputOverInput(p.value(*o), inputs))
             return 2;
@@ -152,12 +152,12 @@ int runCheck(const QStringList& args) {
         std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
         return 2;
     }
-    const auto run = openRun(p.value(runOpt), quiet);
+    const auto run = openRuns(p.values(runOpt), quiet);
     if (!run)
         return 2;
     std::future<std::string> runHash;
     if (p.isSet(jsonOpt))
-        runHash = hashInBackground(run->path);
+        runHash = hashInBackground(p.values(runOpt));
     Evaluation ev;
     try {
         EvaluateOptions options;
@@ -176,6 +176,8 @@ int runCheck(const QStringList& args) {
                     {"sha256", runHash.get()},
                     {"sequences", run->sequenceCount()},
                     {"tokens", run->tokenCount()}};
+        if (p.values(runOpt).size() > 1)
+            j["run"]["joined"] = run->header.value("joined", nlohmann::json::array());
         if (!writeOutput(p.value(jsonOpt), j.dump(2) + "\n"))
             return 2;
     }

@@ -44,7 +44,7 @@ int runDiscover(const QStringList& args) {
         "with the false discovery rate controlled over every slice tested (Benjamini-Hochberg).\n"
         "Exit codes: 0 (findings or none), 2 input or usage error.");
     p.addHelpOption();
-    const QCommandLineOption runOpt("run", "The run: .jsonl, .jsonl.gz or .safetensors.", "RUN");
+    const QCommandLineOption runOpt("run", "The run: .jsonl, .jsonl.gz or .safetensors, a NumPy .npz, or a folder (given more than once: read as one run).", "RUN");
     const QCommandLineOption metricOpt("metric", "Per-token or per-sequence metric (default abs_log_ratio).", "M");
     const QCommandLineOption depthOpt("max-depth", "Conditions per slice: 1, 2 (default) or 3.", "D");
     const QCommandLineOption qOpt("q", "False discovery rate (default 0.05).", "Q");
@@ -90,10 +90,10 @@ int runDiscover(const QStringList& args) {
             o.keys.push_back(k.trimmed().toStdString());
     const bool quiet = p.isSet(quietOpt);
     const bool jsonToStdout = p.isSet(jsonOpt) && p.value(jsonOpt) == "-";
-    if (p.isSet(jsonOpt) && refuseOutputOverInput(p.value(jsonOpt), {{"run", p.value(runOpt).toStdString()}}))
+    if (p.isSet(jsonOpt) && refuseOutputOverInput(p.value(jsonOpt), runInputs(p.values(runOpt))))
         return 2;
 
-    const auto run = openRun(p.value(runOpt), quiet);
+    const auto run = openRuns(p.values(runOpt), quiet);
     if (!run)
         return 2;
     Discovery d;

@@ -88,8 +88,7 @@ bool rejectWholeRun(const QString& path, const char* option) {
     return true;
 }
 
-// Reads one or more inputs as one run: several inputs must all be trainer export files
-// (one per step and rank), joined in the order given.
+// Reads one or more inputs as one run (loadRuns: joined in the order given).
 std::optional<Run> readRuns(const QStringList& inputs, bool bf16, bool quiet) {
     try {
         LoadOptions options;
@@ -97,22 +96,10 @@ std::optional<Run> readRuns(const QStringList& inputs, bool bf16, bool quiet) {
         const Progress progress = terminalProgress("loading", quiet);
         if (inputs.size() == 1)
             return loadRun(inputs.first().toStdString(), progress, options);
-        std::vector<std::string> files;
-        for (const QString& in : inputs) {
-            const std::string path = in.toStdString();
-            const Sniffed what = sniffRun(path);
-            if (what.kind == RunKind::TrainerDirectory) {
-                for (auto& f : trainerExportFiles(path))
-                    files.push_back(std::move(f));
-            } else if (what.kind == RunKind::TrainerExport) {
-                files.push_back(path);
-            } else {
-                std::fprintf(stderr, "kcx: %s: only trainer token export files can be joined into one run; give "
-                                     "other runs one at a time\n", path.c_str());
-                return std::nullopt;
-            }
-        }
-        return loadTrainerExportFiles(files, files.front(), progress);
+        std::vector<std::string> paths;
+        for (const QString& in : inputs)
+            paths.push_back(in.toStdString());
+        return loadRuns(paths, progress, options);
     } catch (const InputError& e) {
         std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
     } catch (const std::exception& e) {
@@ -133,8 +120,12 @@ void printImportNotes(const Run& run) {
                 i["files"].size(), (unsigned long long)i.value("records", 0ull),
                 (unsigned long long)i.value("records_without_response", 0ull),
                 (unsigned long long)i.value("prompt_tokens_left_out", 0ull));
-    std::printf("missing log-probs (null or -9999.0): inf %llu, train %llu\n",
-                (unsigned long long)i.value("missing_inf", 0ull), (unsigned long long)i.value("missing_train", 0ull));
+    if (const auto masked = i.value("records_sample_masked", 0ull))
+        std::printf("%llu record(s) with sample_loss_mask 0 (left out of the loss), skipped\n", (unsigned long long)masked);
+    std::printf("missing log-probs (null): inf %llu, train %llu\n", (unsigned long long)i.value("missing_inf", 0ull),
+                (unsigned long long)i.value("missing_train", 0ull));
+    std::printf("floored log-probs (vLLM's -9999.0, read as -inf, non-finite): inf %llu, train %llu\n",
+                (unsigned long long)i.value("floored_inf", 0ull), (unsigned long long)i.value("floored_train", 0ull));
 }
 
 // `kcx convert` and `kcx import IN...`: read, write, summarise.

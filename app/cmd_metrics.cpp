@@ -88,7 +88,7 @@ int runMetrics(const QStringList& args) {
                                 "and print count, mean, min, max, p50, p99, p99.9 and the non-finite and "
                                 "missing counts of each.");
     p.addHelpOption();
-    const QCommandLineOption runOpt("run", "The run: .jsonl, .jsonl.gz or .safetensors.", "RUN");
+    const QCommandLineOption runOpt("run", "The run: .jsonl, .jsonl.gz or .safetensors, a NumPy .npz, or a folder (given more than once: read as one run).", "RUN");
     const QCommandLineOption metricsOpt("metrics", "Only these metrics (comma-separated names).", "m1,m2");
     const QCommandLineOption perTokenOpt("per-token", "Also write every per-token value to a CSV file.", "OUT.csv");
     const QCommandLineOption jsonOpt("json", "Write the SPEC 6.2 JSON to a file, or '-' for stdout.", "OUT");
@@ -131,17 +131,17 @@ int runMetrics(const QStringList& args) {
             names.push_back(m.name);
     }
     const bool quiet = p.isSet(quietOpt);
-    const QString path = p.value(runOpt);
+    const QStringList paths = p.values(runOpt);
     for (const auto* o : {&perTokenOpt, &jsonOpt})
-        if (p.isSet(*o) && refuseOutputOverInput(p.value(*o), {{"run", path.toStdString()}}))
+        if (p.isSet(*o) && refuseOutputOverInput(p.value(*o), runInputs(paths)))
             return 2;
-    const auto run = openRun(path, quiet);
+    const auto run = openRuns(paths, quiet);
     if (!run)
         return 2;
 
     std::future<std::string> runHash;
     if (p.isSet(jsonOpt))
-        runHash = hashInBackground(run->path);
+        runHash = hashInBackground(paths);
     MetricEngine engine(run, options);
     std::vector<std::shared_ptr<const MetricValues>> values;
     nlohmann::json metricsJson = nlohmann::json::object();
@@ -202,12 +202,14 @@ int runMetrics(const QStringList& args) {
                     {"sha256", runHash.get()},
                     {"sequences", run->sequenceCount()},
                     {"tokens", run->tokenCount()}};
+        if (paths.size() > 1)   // the runs read as one; sha256 is that of their list (docs/formats.md)
+            j["run"]["joined"] = run->header.value("joined", nlohmann::json::array());
         j["metrics"] = std::move(metricsJson);
         if (!writeOutput(p.value(jsonOpt), j.dump(2) + "\n"))
             return 2;
     }
     if (!quiet && p.value(jsonOpt) != "-") {
-        std::printf("%s: %zu sequences, %zu tokens\n\n%s", qPrintable(path), run->sequenceCount(), run->tokenCount(),
+        std::printf("%s: %zu sequences, %zu tokens\n\n%s", qPrintable(paths.join(" + ")), run->sequenceCount(), run->tokenCount(),
                     table.render().c_str());
     }
     return 0;

@@ -54,6 +54,8 @@ int runReport(const QStringList& args) {
             return usageError("report needs --" + o->names().first() + " (see kcx report --help)");
     if (!p.positionalArguments().isEmpty())
         return usageError("unexpected argument '" + p.positionalArguments().first() + "'");
+    if (moreThanOneRun(p.values(runOpt), "report"))
+        return 2;
     const QString out = p.value(outOpt);
     if (!ui::isReportPath(out))
         return usageError(out + ": a report is FILE.html or FILE.pdf");

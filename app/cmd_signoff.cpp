@@ -106,6 +106,8 @@ int runSign(const QStringList& args) {
             return usageError("sign needs --" + o->names().first() + " (see kcx sign --help)");
     if (!p.positionalArguments().isEmpty())
         return usageError("unexpected argument '" + p.positionalArguments().first() + "'");
+    if (moreThanOneRun(p.values(runOpt), "sign"))
+        return 2;
     const QString decision = p.value(decisionOpt);
     if (decision != "approve" && decision != "reject")
         return usageError("--decision must be approve or reject, not '" + decision + "'");
@@ -172,6 +174,8 @@ int runVerify(const QStringList& args) {
         return *done;
     if (p.positionalArguments().size() != 1)
         return usageError("verify needs exactly one SIGNOFF.json (see kcx verify --help)");
+    if (moreThanOneRun(p.values(runOpt), "verify"))
+        return 2;
     const std::string recordPath = p.positionalArguments().first().toStdString();
 
     SignoffRecord r;

@@ -42,11 +42,33 @@ void keepFreedMemory() {
     setPrefaultLargeArrays(true);   // (core/base/prefault.h; not in the window)
 }
 
+namespace {
+
+// What a reader left out and must say on every command, not only on `kcx convert`: step
+// folders of a trainer tree still being written.
+void sayWhatWasLeftOut(const Run& run) {
+    const auto& h = run.header;
+    if (!h.is_object() || !h.contains("import") || !h["import"].is_object())
+        return;
+    const auto skipped = h["import"].value("steps_skipped", nlohmann::json::array());
+    if (skipped.is_array() && !skipped.empty()) {
+        std::string list;
+        for (const auto& s : skipped)
+            list += (list.empty() ? "" : ", ") + s.get<std::string>();
+        std::fprintf(stderr, "kcx: left out %zu step folder(s) without the STABLE marker (still being written): %s\n",
+                     skipped.size(), kcx::printable(list).c_str());
+    }
+}
+
+}  // namespace
+
 std::shared_ptr<const Run> openRun(const QString& path, bool quiet) {
     try {
         auto run = std::make_shared<Run>(loadRun(path.toStdString(), terminalProgress("loading", quiet)));
         if (!quiet && isatty(STDERR_FILENO))
             std::fprintf(stderr, "\r\033[K");
+        if (!quiet)
+            sayWhatWasLeftOut(*run);
         keepFreedMemory();
         return run;
     } catch (const InputError& e) {
@@ -55,6 +77,45 @@ std::shared_ptr<const Run> openRun(const QString& path, bool quiet) {
         std::fprintf(stderr, "kcx: %s: %s\n", qPrintable(path), kcx::printable(e.what()).c_str());
     }
     return nullptr;
+}
+
+std::shared_ptr<const Run> openRuns(const QStringList& paths, bool quiet) {
+    if (paths.size() == 1)
+        return openRun(paths.first(), quiet);
+    std::vector<std::string> list;
+    for (const QString& p : paths)
+        list.push_back(p.toStdString());
+    try {
+        auto run = std::make_shared<Run>(loadRuns(list, terminalProgress("loading", quiet)));
+        if (!quiet && isatty(STDERR_FILENO))
+            std::fprintf(stderr, "\r\033[K");
+        if (!quiet) {
+            std::fprintf(stderr, "kcx: %d runs read as one: %zu sequences\n", int(paths.size()), run->sequenceCount());
+            sayWhatWasLeftOut(*run);
+        }
+        keepFreedMemory();
+        return run;
+    } catch (const InputError& e) {
+        std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
+    }
+    return nullptr;
+}
+
+std::vector<NamedInput> runInputs(const QStringList& paths) {
+    std::vector<NamedInput> out;
+    for (const QString& p : paths)
+        out.push_back({"run", p.toStdString()});
+    return out;
+}
+
+bool moreThanOneRun(const QStringList& paths, const char* command) {
+    if (paths.size() <= 1)
+        return false;
+    std::fprintf(stderr, "kcx %s: one --run (it binds that file's hash); to use several, join them first: kcx convert "
+                         "A B ... --out RUN.safetensors\n", command);
+    return true;
 }
 
 bool writeOutput(const QString& path, const std::string& bytes) {
@@ -74,6 +135,20 @@ bool writeOutput(const QString& path, const std::string& bytes) {
 
 std::future<std::string> hashInBackground(const std::string& path) {
     return std::async(std::launch::async, [path] { return sha256File(path); });
+}
+
+std::future<std::string> hashInBackground(const QStringList& paths) {
+    if (paths.size() == 1)
+        return hashInBackground(paths.first().toStdString());
+    std::vector<std::string> list;
+    for (const QString& p : paths)
+        list.push_back(p.toStdString());
+    return std::async(std::launch::async, [list] {
+        std::string listing;
+        for (const auto& p : list)
+            listing += p + '\0' + sha256File(p) + '\n';
+        return sha256Hex(listing);
+    });
 }
 
 bool refuseOutputOverInput(const QString& out, const std::vector<NamedInput>& inputs) {

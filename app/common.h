@@ -2,6 +2,7 @@
 #pragma once
 
 #include <QString>
+#include <QStringList>
 
 #include <memory>
 #include <optional>
@@ -19,6 +20,13 @@ namespace kcx::app {
 
 // Loads a run; on failure prints the error (naming file and place) and returns null.
 std::shared_ptr<const Run> openRun(const QString& path, bool quiet);
+// Several runs as one (`--run A --run B`, core loadRuns); one path is openRun. Unless quiet,
+// says on stderr what the reading left out (trainer step folders still being written).
+std::shared_ptr<const Run> openRuns(const QStringList& paths, bool quiet);
+// The paths as the project's input list for refuseOutputOverInput.
+std::vector<NamedInput> runInputs(const QStringList& paths);
+// Refuses (exit 2, after saying why) a second --run where a command binds one file's hash.
+bool moreThanOneRun(const QStringList& paths, const char* command);
 // glibc keeps freed arrays for reuse from now on (openRun calls it once the run is read).
 void keepFreedMemory();
 
@@ -34,6 +42,9 @@ bool writeOutput(const QString& path, const std::string& bytes);
 // (`--json` holds the run's hash: it used to be computed after the metrics, adding its whole
 // time to the command's; issue 17). get() rethrows what sha256File threw.
 std::future<std::string> hashInBackground(const std::string& path);
+// Several runs read as one: the hash of "PATH\0SHA256\n" per path in the order given (one
+// path: its own hash).
+std::future<std::string> hashInBackground(const QStringList& paths);
 
 // True (after printing "kcx: refusing to write OUT: it is the input ROLE PATH") when `out`
 // is the same file as one of `inputs` (device and inode); the caller exits with 2.

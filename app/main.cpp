@@ -53,7 +53,19 @@ void printHelp(FILE* to) {
 int main(int argc, char** argv) {
     // The window needs a QApplication (and a display, or QT_QPA_PLATFORM=offscreen); every
     // other subcommand runs headless.
-    const bool window = argc < 2 || std::strcmp(argv[1], "open") == 0;
+    bool window = argc < 2 || std::strcmp(argv[1], "open") == 0;
+    // `kcx open --help` prints and leaves: no window, so no display needed.
+    for (int i = 2; window && i < argc; ++i)
+        if (std::strcmp(argv[i], "-h") == 0 || std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "--help-all") == 0)
+            window = false;
+    // Without a display Qt would abort (exit 134) inside QApplication: say what to do instead.
+    if (window && !qEnvironmentVariableIsSet("QT_QPA_PLATFORM") && qEnvironmentVariableIsEmpty("DISPLAY") &&
+        qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY")) {
+        std::fprintf(stderr, "kcx: the window needs a display (DISPLAY or WAYLAND_DISPLAY is not set); without one, "
+                             "QT_QPA_PLATFORM=offscreen kcx open RUN --screenshot OUT.png renders it to a PNG, and "
+                             "every other subcommand (kcx --help) runs headless\n");
+        return 2;
+    }
     // `report` paints (fonts, Qt Charts) but needs no display: offscreen unless told otherwise.
     const bool report = argc >= 2 && std::strcmp(argv[1], "report") == 0;
     if (report && !qEnvironmentVariableIsSet("QT_QPA_PLATFORM"))

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/base/errors.h"
 #include "core/formats/run.h"
@@ -51,6 +52,14 @@ std::string memoryText(uint64_t bytes);
 // InputError naming the file and place; Cancelled when the progress callback asks to stop.
 // Nothing half-built escapes: the run is returned whole.
 Run loadRun(const std::string& path, const Progress& progress = {}, const LoadOptions& = {});
+
+// Several runs read as one, sequences in the order given (`--run A --run B`): trainer
+// exports (files and trees) through one reader, anything else each by loadRun, then joined.
+// Ids must be unique across them; runs with top-k or logits must all have them, with the
+// same k and V; slice keys are the union (a run without a key leaves it unlabeled);
+// rewards, runtime facts and text a run lacks are missing. header.joined lists the paths.
+Run loadRuns(const std::vector<std::string>& paths, const Progress& progress = {}, const LoadOptions& = {});
+Run joinRuns(std::vector<Run> runs);
 
 // SPEC 1.1: JSON Lines, optionally gzip-compressed (detected by magic bytes).
 Run loadJsonl(const std::string& path, const Progress& progress = {}, const LoadOptions& = {});

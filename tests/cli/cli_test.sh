@@ -93,6 +93,27 @@ check open-run 0 "$kcx" open d1/demo.safetensors --contract d1/demo-contract.yam
 check open-bad-run 2 "$kcx" open short.jsonl --screenshot shot-bad.png
 contains open-bad-run err.txt "short.jsonl:1:"
 check open-bad-size 2 "$kcx" open --size huge
+# Without a display: help still prints, and the window says what to do instead of aborting.
+check open-help-no-display 0 env -u QT_QPA_PLATFORM -u DISPLAY -u WAYLAND_DISPLAY "$kcx" open --help
+contains open-help-no-display out.txt "--screenshot"
+check open-no-display 2 env -u QT_QPA_PLATFORM -u DISPLAY -u WAYLAND_DISPLAY "$kcx" open
+contains open-no-display err.txt "needs a display"
+
+# Several --run read as one (issue 18): the second run is not silently the only one.
+printf '%s\n' '{"id": "b", "step": 4, "tokens": [5], "logp_train": [-1.0], "logp_inf": [-1.5]}' > second.jsonl
+check two-runs 0 "$kcx" metrics --run small.jsonl --run second.jsonl --metrics abs_log_ratio --json two.json --quiet
+$py - <<'PY' && pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL two-runs contents"; }
+import json, math
+j = json.load(open("two.json"))
+assert j["run"]["sequences"] == 2 and j["run"]["tokens"] == 3, j["run"]
+assert j["run"]["joined"] == ["small.jsonl", "second.jsonl"], j["run"]
+m = j["metrics"]["abs_log_ratio"]
+assert m["count"] == 2 and abs(m["mean"] - (math.log(2) + 0.5) / 2) < 1e-15, m
+PY
+check two-runs-same-id 2 "$kcx" metrics --run small.jsonl --run small.jsonl
+contains two-runs-same-id err.txt "sequence id 'a' is also in small.jsonl"
+check sign-two-runs 2 "$kcx" sign --contract c.yaml --run small.jsonl --run second.jsonl --key k --reviewer r --decision approve --out s.json
+contains sign-two-runs err.txt "one --run"
 # Files as a file manager passes them (packaging/kcx.desktop: kcx open %F): the contract by name.
 check open-files 0 "$kcx" open d1/demo-contract.yaml d1/demo.safetensors --screenshot shot-files.png --size 1200x800
 [ -s shot-files.png ] && pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL open-files: no screenshot"; }

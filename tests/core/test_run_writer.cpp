@@ -224,6 +224,86 @@ private slots:
         QCOMPARE(back.lpTrain[6], -1.0 / 3.0);
     }
 
+    // SPEC 7: a sequence's step is the JSON Lines `step` key and the safetensors `step`
+    // tensor, and the slice key "step" inside KCX; it survives JSONL -> safetensors -> JSONL,
+    // a sequence without one stays without one, and bad steps are errors at their place.
+    void stepsSurviveEveryFormat() {
+        const std::string text =
+            R"({"id":"a","step":2,"slices":{"task":"math"},"tokens":[1,2],"logp_train":[-0.5,-1.0],"logp_inf":[-0.25,-1.5]})" "\n"
+            R"({"id":"b","step":10,"tokens":[3],"logp_train":[-2.0],"logp_inf":[-1.0]})" "\n"
+            R"({"id":"c","tokens":[4],"logp_train":[-0.125],"logp_inf":[-0.25]})" "\n";
+        const Run run = loadJsonl(writeTemp("steps.jsonl", text));
+        QCOMPARE(run.steps(), (std::vector<int64_t>{2, 10, -1}));
+        QVERIFY(run.slices.keyIndex("step") >= 0);
+        const std::string st = writeTemp("steps.safetensors", "");
+        writeSafetensors(run, st);
+        {   // the file holds a `step` tensor [N] of I64 and no slice key "step"
+            std::ifstream in(st, std::ios::binary);
+            uint64_t n = 0;
+            in.read(reinterpret_cast<char*>(&n), 8);
+            std::string header(n, '\0');
+            in.read(header.data(), std::streamsize(n));
+            const json h = json::parse(header);
+            QCOMPARE(h["step"]["dtype"].get<std::string>(), std::string("I64"));
+            QVERIFY(h["step"]["shape"] == json::array({3}));
+            QCOMPARE(h["__metadata__"]["slice_keys"].get<std::string>(), std::string(R"(["task"])"));
+        }
+        const Run back = loadSafetensors(st);
+        QCOMPARE(back.steps(), (std::vector<int64_t>{2, 10, -1}));
+        QCOMPARE(*back.slices.label(0, size_t(back.slices.keyIndex("task"))), std::string("math"));
+        const std::string again = writeTemp("steps-again.jsonl", "");
+        writeJsonl(back, again);
+        QCOMPARE(loadJsonl(again).steps(), (std::vector<int64_t>{2, 10, -1}));
+        std::ifstream in(again);
+        std::string first;
+        std::getline(in, first);
+        QVERIFY2(first.find(R"("step":2)") != std::string::npos && first.find(R"("step":"2")") == std::string::npos,
+                 first.c_str());
+
+        auto error = [](const std::string& name, const std::string& line) {
+            try {
+                loadJsonl(writeTemp(name, line + "\n"));
+            } catch (const InputError& e) {
+                return std::string(e.what());
+            }
+            return std::string("no error");
+        };
+        const std::string neg = error("neg.jsonl", R"({"id":"a","step":-1,"tokens":[1],"logp_train":[0],"logp_inf":[0]})");
+        QVERIFY2(neg.find("neg.jsonl:1:") != std::string::npos && neg.find(">= 0") != std::string::npos, neg.c_str());
+        const std::string frac = error("frac.jsonl", R"({"id":"a","step":1.5,"tokens":[1],"logp_train":[0],"logp_inf":[0]})");
+        QVERIFY2(frac.find("frac.jsonl:1:") != std::string::npos, frac.c_str());
+        const std::string clash = error("clash.jsonl",
+            R"({"id":"a","step":3,"slices":{"step":"4"},"tokens":[1],"logp_train":[0],"logp_inf":[0]})");
+        QVERIFY2(clash.find("slices.step is '4'") != std::string::npos, clash.c_str());
+    }
+
+    // `--run A --run B`: one run, sequences in order, slice keys the union, ids unique.
+    void runsReadAsOne() {
+        const std::string a = writeTemp("join-a.jsonl",
+            R"({"id":"a","step":1,"slices":{"task":"math"},"tokens":[1],"logp_train":[-0.5],"logp_inf":[-0.25]})" "\n");
+        const std::string b = writeTemp("join-b.jsonl",
+            R"({"id":"b","slices":{"lang":"en"},"tokens":[2,3],"logp_train":[-1.0,-2.0],"logp_inf":[-1.5,-2.0]})" "\n");
+        const std::string bSt = writeTemp("join-b.safetensors", "");
+        writeSafetensors(loadJsonl(b), bSt);
+        const Run r = loadRuns({a, bSt});
+        QCOMPARE(r.ids, (std::vector<std::string>{"a", "b"}));
+        QCOMPARE(r.tokenCount(), size_t(3));
+        QCOMPARE(r.offsets[1], int64_t(1));
+        QCOMPARE(r.lpInf[1], -1.5);
+        QCOMPARE(r.lpTrain[2], -2.0);
+        QCOMPARE(r.steps(), (std::vector<int64_t>{1, -1}));
+        QCOMPARE(*r.slices.label(0, size_t(r.slices.keyIndex("task"))), std::string("math"));
+        QVERIFY(r.slices.label(1, size_t(r.slices.keyIndex("task"))) == nullptr);
+        QCOMPARE(*r.slices.label(1, size_t(r.slices.keyIndex("lang"))), std::string("en"));
+        QCOMPARE(r.header["joined"].size(), size_t(2));
+        try {
+            loadRuns({a, a});
+            QFAIL("a run joined to itself");
+        } catch (const InputError& e) {
+            QVERIFY2(std::string(e.what()).find("sequence id 'a' is also in") != std::string::npos, e.what());
+        }
+    }
+
     void writerReportsIoErrors() {
         const Run run = makeRun();
         QVERIFY_THROWS_EXCEPTION(std::runtime_error, writeJsonl(run, "/nonexistent-dir/x.jsonl"));
