@@ -12,7 +12,12 @@
 // Choices beyond SPEC 1.2 (documented for writers):
 // - Without `ids` in __metadata__ the sequences are named "0", "1", ... in order.
 // - `kcx` may be absent (files from other tools); when present it must be "1".
-// - Tensors with names the run does not use are ignored (writers may add their own).
+// - Tensors with names the run does not use are ignored (writers may add their own), in any
+//   of safetensors' dtypes (U16, U32, U64, F8_E8M0, F4, ... as Hugging Face's reader takes
+//   them), once their offsets and sizes check out; only the tensors the run reads must have
+//   a dtype of SPEC 1.2.
+// - As Hugging Face's reader (safetensors/src/tensor.rs): the header is at most 100,000,000
+//   bytes, and the last tensor's data ends the file (no trailing bytes).
 // - Optional per-token text: `text_offsets` (integer, [M+1], byte offsets into `text_bytes`,
 //   starting at 0, non-decreasing) and `text_bytes` (U8, [B], UTF-8), both or neither.
 // - `logits_rows` must be strictly ascending (sorted, no duplicates); it is not re-sorted.
@@ -41,7 +46,12 @@ using tensors::dtypeList;
 using tensors::findDType;
 using tensors::shapeText;
 
-constexpr uint64_t kMaxHeaderBytes = uint64_t(100) << 20;
+constexpr uint64_t kMaxHeaderBytes = 100'000'000;   // safetensors' MAX_HEADER_SIZE
+
+// safetensors' dtypes that no run tensor has (SPEC 1.2 lists the ones KCX reads), with their
+// size in bits: allowed in tensors the run does not use.
+constexpr std::pair<const char*, uint64_t> kOtherDTypes[] = {
+    {"U16", 16}, {"U32", 32}, {"U64", 64}, {"F8_E8M0", 8}, {"C64", 64}, {"F4", 4}, {"F6_E2M3", 6}, {"F6_E3M2", 6}};
 
 // The readable part of an nlohmann parse error ("syntax error while parsing ...").
 std::string parseMessage(const json::parse_error& e) {
@@ -90,6 +100,8 @@ private:
     uint64_t headerLen_ = 0, dataStart_ = 0, bufferSize_ = 0;
     std::string_view headerText_;
     std::map<std::string, Tensor> tensors_;
+    // Tensors of kOtherDTypes: name -> (dtype, data_offsets).
+    std::map<std::string, std::pair<std::string, std::pair<uint64_t, uint64_t>>> otherTensors_;
     tensors::Metadata meta_;   // __metadata__, parsed
 };
 
@@ -107,7 +119,8 @@ void Reader::readPreamble() {
                                            "2 bytes (\"{}\") after the 8-byte length");
     if (headerLen_ > kMaxHeaderBytes)
         throw InputError::atByte(path_, 0, "header length " + std::to_string(headerLen_) +
-                                               " exceeds the limit of 100 MB");
+                                               " exceeds the limit of 100,000,000 bytes (as safetensors' own "
+                                               "reader)");
     if (headerLen_ > size - 8)
         throw InputError::atByte(path_, 0, "header length " + std::to_string(headerLen_) +
                                                " runs past the end of the file (" + std::to_string(size) +
@@ -162,8 +175,15 @@ void Reader::parseTensor(const std::string& name, const json& entry) {
     if (dt == entry.end() || !dt->is_string())
         fail("\"dtype\" must be a string");
     t.dtype = findDType(dt->get<std::string>());
-    if (!t.dtype)
-        fail("unknown dtype '" + dt->get<std::string>() + "' (expected one of " + dtypeList() + ")");
+    uint64_t bits = t.dtype ? t.dtype->size * 8 : 0;
+    if (!t.dtype) {
+        for (const auto& [other, size] : kOtherDTypes)
+            if (dt->get<std::string>() == other)
+                bits = size;
+        if (!bits)
+            fail("unknown dtype '" + dt->get<std::string>() + "' (expected one of " + dtypeList() +
+                 ", or for a tensor the run does not use U16, U32, U64, F8_E8M0, C64, F4, F6_E2M3, F6_E3M2)");
+    }
 
     const auto shape = entry.find("shape");
     if (shape == entry.end() || !shape->is_array())
@@ -177,8 +197,11 @@ void Reader::parseTensor(const std::string& name, const json& entry) {
         overflow = overflow || __builtin_mul_overflow(t.elements, t.shape.back(), &t.elements);
     }
     uint64_t bytes = 0;
-    if (overflow || __builtin_mul_overflow(t.elements, t.dtype->size, &bytes))
+    if (overflow || __builtin_mul_overflow(t.elements, bits, &bytes))
         fail("shape " + shapeText(t.shape) + " has more elements (or bytes) than fit in 64 bits (element count overflow)");
+    if (bytes % 8)
+        fail("shape " + shapeText(t.shape) + " of " + dt->get<std::string>() + " does not fill whole bytes");
+    bytes /= 8;
 
     const auto offs = entry.find("data_offsets");
     if (offs == entry.end() || !offs->is_array() || offs->size() != 2 || !(*offs)[0].is_number_unsigned() ||
@@ -195,25 +218,45 @@ void Reader::parseTensor(const std::string& name, const json& entry) {
              std::to_string(bufferSize_) + " bytes)");
     if (t.end - t.begin != bytes)
         fail("size mismatch: data_offsets " + range + " span " + std::to_string(t.end - t.begin) +
-             " bytes but shape " + shapeText(t.shape) + " of " + t.dtype->name + " needs " + std::to_string(bytes));
+             " bytes but shape " + shapeText(t.shape) + " of " + dt->get<std::string>() + " needs " +
+             std::to_string(bytes));
+    if (!t.dtype) {
+        otherTensors_.emplace(name, std::pair{dt->get<std::string>(), std::pair{t.begin, t.end}});
+        return;
+    }
     tensors_.emplace(name, std::move(t));
 }
 
 void Reader::checkOverlaps() {
-    std::vector<const Tensor*> byBegin;
+    struct Range {
+        const std::string* name;
+        uint64_t begin, end;
+    };
+    std::vector<Range> byBegin;
     for (const auto& [name, t] : tensors_)
         if (t.end > t.begin)   // empty tensors occupy nothing
-            byBegin.push_back(&t);
-    std::sort(byBegin.begin(), byBegin.end(), [](auto* a, auto* b) { return a->begin < b->begin; });
-    for (size_t i = 1; i < byBegin.size(); ++i) {
-        const Tensor& a = *byBegin[i - 1];
-        const Tensor& b = *byBegin[i];
-        if (b.begin < a.end)
+            byBegin.push_back({&name, t.begin, t.end});
+    for (const auto& [name, range] : otherTensors_)
+        if (range.second.second > range.second.first)
+            byBegin.push_back({&name, range.second.first, range.second.second});
+    std::sort(byBegin.begin(), byBegin.end(), [](const Range& a, const Range& b) { return a.begin < b.begin; });
+    uint64_t last = 0;
+    for (size_t i = 0; i < byBegin.size(); ++i) {
+        const Range& b = byBegin[i];
+        if (i > 0 && b.begin < byBegin[i - 1].end) {
+            const Range& a = byBegin[i - 1];
             throw InputError::atByte(path_, dataStart_ + b.begin,
-                                     "tensors '" + a.name + "' [" + std::to_string(a.begin) + ", " +
-                                         std::to_string(a.end) + "] and '" + b.name + "' [" +
+                                     "tensors '" + *a.name + "' [" + std::to_string(a.begin) + ", " +
+                                         std::to_string(a.end) + "] and '" + *b.name + "' [" +
                                          std::to_string(b.begin) + ", " + std::to_string(b.end) + "] overlap");
+        }
+        last = std::max(last, b.end);
     }
+    if (last < bufferSize_)
+        throw InputError::atByte(path_, dataStart_ + last,
+                                 std::to_string(bufferSize_ - last) + " byte(s) after the last tensor's data: in a "
+                                 "safetensors file the last tensor ends the file (a copy cut short, or two files "
+                                 "written into one?)");
 }
 
 void Reader::parseMetadata(const json& meta) {
@@ -272,6 +315,8 @@ Run Reader::load() {
         src.tensors.emplace(name, t);
     }
     src.meta = std::move(meta_);
+    for (const auto& [name, other] : otherTensors_)
+        src.otherTensors.emplace(name, other.first);
     src.keepAlive = map_;
     src.headerError = [this](const std::string& msg, const std::string& key) {
         return InputError::atByte(path_, headerPos(key), msg);

@@ -123,6 +123,9 @@ private:
     }
 
     const Tensor* find(const std::string& name) const {
+        if (const auto other = src_.otherTensors.find(name); other != src_.otherTensors.end())
+            failHeader("tensor '" + name + "' has dtype " + other->second + ", which KCX does not read (" +
+                       dtypeList() + ")");
         const auto it = src_.tensors.find(name);
         return it == src_.tensors.end() ? nullptr : &it->second;
     }

@@ -67,6 +67,7 @@ struct Metadata {
 struct Source {
     std::string path;                          // becomes Run::path
     std::map<std::string, Tensor> tensors;     // by SPEC 1.2 name; other names are ignored
+    std::map<std::string, std::string> otherTensors;   // name -> a dtype KCX does not read (safetensors)
     Metadata meta;
     std::shared_ptr<const void> keepAlive;     // owns the bytes `data` points into (views share it)
     // Errors about the metadata (`key` = the metadata key, or "" for the whole) ...

@@ -296,7 +296,10 @@ private slots:
         QVERIFY(failsWith("empty.safetensors", "", "empty"));
         QVERIFY(failsWith("short.safetensors", "\x05\0\0\0\0", "truncated"));
         QVERIFY(failsWith("pastend.safetensors", le<uint64_t>({1000}) + "{}          ", "past the end of the file"));
-        QVERIFY(failsWith("huge.safetensors", le<uint64_t>({uint64_t(1) << 40}) + "{}", "100 MB"));
+        QVERIFY(failsWith("huge.safetensors", le<uint64_t>({uint64_t(1) << 40}) + "{}", "100,000,000 bytes"));
+        // safetensors' own limit is 100,000,000 bytes, not 100 MiB: one byte over is refused
+        // before anything is read (the file itself is short; the limit is checked first).
+        QVERIFY(failsWith("limit.safetensors", le<uint64_t>({100'000'001}) + "{}", "exceeds the limit"));
         // A header length of 0 says so (it read "not valid JSON").
         std::string zero;
         QVERIFY(failsWith("zero.safetensors", le<uint64_t>({0}) + "{}", "header length is 0", &zero));
@@ -308,6 +311,44 @@ private slots:
         // fuzz_safetensors' finding: a number beyond double is valid JSON syntax; it escaped
         // as json::out_of_range instead of an InputError naming the file.
         QVERIFY(failsWith("hugenum.safetensors", le<uint64_t>({14}) + "{\"a\": 7e99999}", "cannot be read"));
+    }
+
+    // Hugging Face's reader (safetensors/src/tensor.rs): tensors of dtypes KCX does not read
+    // may sit beside the run's when nothing uses them (U16, U32, U64, F8_E8M0, C64, F4, F6_*),
+    // checked for size and overlap all the same; the run's own tensors must be SPEC 1.2's;
+    // the last tensor's data ends the file.
+    void followsHuggingFacesRules() {
+        auto specs = goodSpecs();
+        specs.push_back({"extra_u32", "U32", {2}, le<uint32_t>({7, 8})});
+        specs.push_back({"extra_u64", "U64", {1}, le<uint64_t>({9})});
+        specs.push_back({"scales_e8m0", "F8_E8M0", {3}, u8({127, 128, 129})});
+        specs.push_back({"packed_f4", "F4", {4}, u8({0x12, 0x34})});   // 4 x 4 bits = 2 bytes
+        const Run r = loadSafetensors(writeTemp("extras.safetensors", build(specs, goodMeta()).bytes));
+        QCOMPARE(r.sequenceCount(), size_t(2));
+        QCOMPARE(r.tokenCount(), size_t(5));
+
+        std::string what;
+        auto odd = goodSpecs();
+        odd.push_back({"packed_f4", "F4", {3}, u8({0x12, 0x30})});   // 12 bits: not whole bytes
+        QVERIFY(failsWith("f4odd.safetensors", build(odd, goodMeta()).bytes, "does not fill whole bytes"));
+        auto wrongSize = goodSpecs();
+        wrongSize.push_back({"extra_u32", "U32", {3}, le<uint32_t>({7, 8})});
+        QVERIFY(failsWith("u32size.safetensors", build(wrongSize, goodMeta()).bytes, "size mismatch", &what));
+        QVERIFY(what.find("of U32 needs 12") != std::string::npos);
+        auto unknown = goodSpecs();
+        unknown.push_back({"extra", "Q4_K", {1}, u8({1})});
+        QVERIFY(failsWith("q4k.safetensors", build(unknown, goodMeta()).bytes, "unknown dtype 'Q4_K'"));
+
+        // A tensor the run reads in a dtype it does not: named, with the dtype.
+        auto used = goodSpecs();
+        removeSpec(used, "tokens");
+        used.push_back({"tokens", "U32", {5}, le<uint32_t>({1, 2, 3, 4, 5})});
+        QVERIFY(failsWith("usedu32.safetensors", build(used, goodMeta()).bytes, "'tokens' has dtype U32", &what));
+
+        // Trailing bytes after the last tensor: refused, at the first of them.
+        const Built good = build(goodSpecs(), goodMeta());
+        QVERIFY(failsWith("trailing.safetensors", good.bytes + "junk", "4 byte(s) after the last tensor", &what));
+        QVERIFY2(what.find("byte " + std::to_string(good.bytes.size()) + ":") != std::string::npos, what.c_str());
     }
 
     void rejectsBadTensorEntries() {
