@@ -454,15 +454,21 @@ private slots:
         QCOMPARE(defaultTrustedKeysPath(), trusted_);
     }
 
-    // A run kept as a directory is hashed by its listing: NAME\0SHA256\n per file, sorted.
+    // A run kept as a directory is hashed by its listing: PATH\0SHA256\n per file at any
+    // depth (a trainer tree's step folders), PATH relative with '/', in byte order.
     void directoryHash() {
         const std::string dir = path("npydir");
-        QVERIFY(QDir().mkpath(QString::fromStdString(dir + "/sub")));
+        QVERIFY(QDir().mkpath(QString::fromStdString(dir + "/step_2")));
         spit(dir + "/b.npy", "bee");
         spit(dir + "/a.npy", "ay");
-        spit(dir + "/sub/ignored", "x");   // only the directory's own files
+        spit(dir + "/step_2/rank_0.jsonl", "x");
         const std::string want = sha256Hex(std::string("a.npy") + '\0' + sha256Hex("ay") + '\n' + "b.npy" + '\0' +
-                                           sha256Hex("bee") + '\n');
+                                           sha256Hex("bee") + '\n' + "step_2/rank_0.jsonl" + '\0' + sha256Hex("x") +
+                                           '\n');
+        QCOMPARE(sha256File(dir), want);
+        spit(dir + "/step_2/rank_0.jsonl", "y");   // a change deep in the tree changes the hash
+        QVERIFY(sha256File(dir) != want);
+        spit(dir + "/step_2/rank_0.jsonl", "x");
         QCOMPARE(sha256File(dir), want);
         spit(dir + "/a.npy", "aY");
         QVERIFY(sha256File(dir) != want);

@@ -47,6 +47,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), session_(new Sess
     connect(session_, &Session::evaluated, this, &MainWindow::showEvaluation);
     connect(session_, &Session::runLoaded, this, [this] {
         offerConvert();
+        sayWhatWasLeftOut();
         updateStatus();
         updateTitle();
     });

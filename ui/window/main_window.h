@@ -92,6 +92,7 @@ private:
     void offerRecovery();
     // main_window_convert.cpp: after a slow load, offer a native safetensors copy.
     void offerConvert();
+    void sayWhatWasLeftOut();
     void convertRun();
     // main_window_discover.cpp: "Where is it hiding?", suggested thresholds, the report.
     void buildDiscover();

@@ -24,6 +24,25 @@ qint64 offerAfterMs() {
 }
 }  // namespace
 
+// A trainer tree's step folders still being written are left out (core/formats/
+// import_trainer.h); the window says so as every command does.
+void MainWindow::sayWhatWasLeftOut() {
+    const auto run = session_->run();
+    if (!run || !run->header.is_object() || !run->header.contains("import") || !run->header["import"].is_object())
+        return;
+    const auto skipped = run->header["import"].value("steps_skipped", nlohmann::json::array());
+    if (!skipped.is_array() || skipped.empty())
+        return;
+    QStringList names;
+    for (const auto& s : skipped)
+        if (s.is_string())
+            names << QFileInfo(QString::fromStdString(s.get<std::string>())).fileName();
+    statusBar()->showMessage(tr("Left out %n step folder(s) without the STABLE marker (still being written): %1", "",
+                                int(names.size()))
+                                 .arg(names.join(", ")),
+                             30000);
+}
+
 void MainWindow::offerConvert() {
     if (!convert_) {
         convert_ = new QToolButton(this);
