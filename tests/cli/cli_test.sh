@@ -110,6 +110,42 @@ assert j["run"]["joined"] == ["small.jsonl", "second.jsonl"], j["run"]
 m = j["metrics"]["abs_log_ratio"]
 assert m["count"] == 2 and abs(m["mean"] - (math.log(2) + 0.5) / 2) < 1e-15, m
 PY
+# A prime-rl tree, two steps and two ranks, as one run; `step` as a slice key in a contract
+# (per_slice and where). Step 3 has no STABLE marker: left out and said.
+$py - <<'PY'
+import json, os
+for step, ranks in ((1, (0, 1)), (2, (0, 1)), (3, (0,))):
+    d = f"tree/token_exports/step_{step}"; os.makedirs(d, exist_ok=True)
+    for rank in ranks:
+        with open(f"{d}/rank_{rank}.jsonl", "w") as f:
+            # |lp_train - lp_inf| = 0.125 * step at the one response token
+            f.write(json.dumps({"schema_version": 1, "step": step, "rank": rank, "export_sequence_idx": 0,
+                                "token_ids": [1, 2], "loss_mask": [False, True],
+                                "inference_logprobs": [0.0, -0.5], "trainer_logprobs": [-1.0, -0.5 - 0.125 * step]},
+                               separators=(",", ":")) + "\n")
+    if step < 3:
+        open(f"{d}/STABLE", "w").close()
+PY
+cat > steps.yaml <<'EOF'
+kcx_contract: 1
+name: steps
+numerical:
+  - {id: S1, metric: abs_log_ratio, aggregate: max, max: 0.2, per_slice: step}
+  - {id: S2, metric: abs_log_ratio, aggregate: max, max: 0.2, where: {step: [1]}}
+EOF
+check tree-check 1 "$kcx" check --contract steps.yaml --run tree --json steps.json
+contains tree-check err.txt "left out 1 step folder(s) without the STABLE marker (still being written): tree/token_exports/step_3"
+$py - <<'PY' && pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL tree-check contents"; }
+import json
+j = json.load(open("steps.json"))
+assert j["run"]["sequences"] == 4, j["run"]
+per = {r["slice"]["step"]: r for r in j["results"] if r["clause"] == "S1"}
+assert sorted(per) == ["1", "2"], per
+assert per["1"]["status"] == "pass" and per["1"]["observed"] == 0.125, per["1"]
+assert per["2"]["status"] == "fail" and per["2"]["observed"] == 0.25, per["2"]
+s2 = [r for r in j["results"] if r["clause"] == "S2"][0]
+assert s2["status"] == "pass" and s2["observed"] == 0.125 and s2["n"] == 2, s2
+PY
 check two-runs-same-id 2 "$kcx" metrics --run small.jsonl --run small.jsonl
 contains two-runs-same-id err.txt "sequence id 'a' is also in small.jsonl"
 check sign-two-runs 2 "$kcx" sign --contract c.yaml --run small.jsonl --run second.jsonl --key k --reviewer r --decision approve --out s.json

@@ -160,43 +160,52 @@ private slots:
         const fs::path root = fs::path(path("prime")) / "token_exports";
         fs::create_directories(root);
         fs::copy(src, root, fs::copy_options::recursive);
-        // A third, finished step: step_1's records with step 3.
-        fs::create_directories(root / "step_3");
-        {
+        // Rank 1 of step 1, and a third, finished step: step_1's records with another rank or step.
+        auto copyAs = [&](const std::string& key, const std::string& value, const fs::path& to) {
             std::ifstream in(src / "step_1" / "rank_0.jsonl");
-            std::string text((std::istreambuf_iterator<char>(in)), {}), key = "\"step\":1,";
+            std::string text((std::istreambuf_iterator<char>(in)), {});
             for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at))
-                text.replace(at, key.size(), "\"step\":3,");
-            std::ofstream(root / "step_3" / "rank_0.jsonl") << text;
-            std::ofstream(root / "step_3" / "STABLE");
-        }
+                text.replace(at, key.size(), value);
+            fs::create_directories(to.parent_path());
+            std::ofstream(to) << text;
+        };
+        copyAs("\"rank\":0,", "\"rank\":1,", root / "step_1" / "rank_1.jsonl");
+        copyAs("\"step\":1,", "\"step\":3,", root / "step_3" / "rank_0.jsonl");
+        std::ofstream(root / "step_3" / "STABLE");
         const std::string tree = fs::path(path("prime")).string();   // the tree from above token_exports/
         QCOMPARE(int(sniffRun(tree).kind), int(RunKind::TrainerDirectory));
         const TrainerExports found = findTrainerExports(tree);
-        QCOMPARE(found.files.size(), size_t(2));
+        QCOMPARE(found.files.size(), size_t(3));
         QCOMPARE(found.skipped.size(), size_t(1));
         QVERIFY(found.skipped[0].ends_with("token_exports/step_2"));
 
         const Run r = loadRun(tree);
-        QCOMPARE(r.ids, (std::vector<std::string>{"step_1/rank_0/0", "step_1/rank_0/1", "step_3/rank_0/0",
-                                                  "step_3/rank_0/1"}));
+        QCOMPARE(r.ids, (std::vector<std::string>{"step_1/rank_0/0", "step_1/rank_0/1", "step_1/rank_1/0",
+                                                  "step_1/rank_1/1", "step_3/rank_0/0", "step_3/rank_0/1"}));
         // loss_mask [false,false,true,true,true]: the three response tokens, both kernels'
         // numbers as the fixture's README gives them.
-        QCOMPARE(r.tokenCount(), size_t(12));
+        QCOMPARE(r.tokenCount(), size_t(18));
         QCOMPARE(r.tokens[0], 9906);
         QCOMPARE(r.tokens[2], 0);
         QCOMPARE(r.lpInf[0], -0.25);
         QCOMPARE(r.lpInf[1], -1.5);
         QCOMPARE(r.lpTrain[1], -1.25);
         QCOMPARE(r.lpTrain[2], -0.0625);
-        QCOMPARE(r.steps(), (std::vector<int64_t>{1, 1, 3, 3}));
-        QCOMPARE(labels(r)[2], std::string("env_name=hello-env step=3 rank=0 "));
+        QCOMPARE(r.steps(), (std::vector<int64_t>{1, 1, 1, 1, 3, 3}));
+        QCOMPARE(labels(r)[2], std::string("env_name=hello-env step=1 rank=1 "));
+        QCOMPARE(labels(r)[4], std::string("env_name=hello-env step=3 rank=0 "));
         QCOMPARE(r.header["import"]["steps_skipped"].size(), size_t(1));
         // |lp_train - lp_inf| by hand: 0.25, 0.25, 0.0625 per sequence.
         MetricEngine e(std::make_shared<Run>(r));
         QCOMPARE(*summarize(*e.get("abs_log_ratio")).mean, (0.25 + 0.25 + 0.0625) / 3);
 
         // Finished everywhere but nothing read: a clear error, not an empty run.
+        // Converted, the steps and ranks stay (the step tensor, the rank slice).
+        writeSafetensors(r, path("prime.safetensors"));
+        const Run back = loadRun(path("prime.safetensors"));
+        QCOMPARE(back.steps(), r.steps());
+        QCOMPARE(labels(back), labels(r));
+
         fs::remove(root / "step_1" / "STABLE");
         fs::remove(root / "step_3" / "STABLE");
         fs::create_directories(root / "step_9");
