@@ -62,26 +62,9 @@ void sayWhatWasLeftOut(const Run& run) {
 
 }  // namespace
 
-std::shared_ptr<const Run> openRun(const QString& path, bool quiet) {
-    try {
-        auto run = std::make_shared<Run>(loadRun(path.toStdString(), terminalProgress("loading", quiet)));
-        if (!quiet && isatty(STDERR_FILENO))
-            std::fprintf(stderr, "\r\033[K");
-        if (!quiet)
-            sayWhatWasLeftOut(*run);
-        keepFreedMemory();
-        return run;
-    } catch (const InputError& e) {
-        std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "kcx: %s: %s\n", qPrintable(path), kcx::printable(e.what()).c_str());
-    }
-    return nullptr;
-}
+std::shared_ptr<const Run> openRun(const QString& path, bool quiet) { return openRuns({path}, quiet); }
 
 std::shared_ptr<const Run> openRuns(const QStringList& paths, bool quiet) {
-    if (paths.size() == 1)
-        return openRun(paths.first(), quiet);
     std::vector<std::string> list;
     for (const QString& p : paths)
         list.push_back(p.toStdString());
@@ -89,16 +72,16 @@ std::shared_ptr<const Run> openRuns(const QStringList& paths, bool quiet) {
         auto run = std::make_shared<Run>(loadRuns(list, terminalProgress("loading", quiet)));
         if (!quiet && isatty(STDERR_FILENO))
             std::fprintf(stderr, "\r\033[K");
-        if (!quiet) {
+        if (!quiet && paths.size() > 1)
             std::fprintf(stderr, "kcx: %d runs read as one: %zu sequences\n", int(paths.size()), run->sequenceCount());
+        if (!quiet)
             sayWhatWasLeftOut(*run);
-        }
         keepFreedMemory();
         return run;
     } catch (const InputError& e) {
         std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
+        std::fprintf(stderr, "kcx: %s: %s\n", qPrintable(paths.join(" + ")), kcx::printable(e.what()).c_str());
     }
     return nullptr;
 }

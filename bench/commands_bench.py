@@ -239,7 +239,7 @@ def main(argv):
     cases = [
         ("abs_log_ratio", [kcx, "metrics", "--run", lp, "--metrics", "abs_log_ratio"], [py, "-c", NP_ABS, lp]),
         ("every metric", [kcx, "metrics", "--run", lp], [py, "-c", NP_ALL, lp]),
-        ("logits tv,kl,drift", [kcx, "metrics", "--run", lg, "--metrics", "tv,kl_train_inf,logit_drift"],
+        ("logits tv/kl/drift", [kcx, "metrics", "--run", lg, "--metrics", "tv,kl_train_inf,logit_drift"],
          [py, "-c", NP_LOGITS, lg]),
         ("abs_log_ratio --json", [kcx, "metrics", "--run", lp, "--metrics", "abs_log_ratio", "--json", jout],
          [py, "-c", NP_ABS_HASH, lp]),
