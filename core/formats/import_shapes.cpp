@@ -286,19 +286,6 @@ void readChoices(const Json& body, const ImportedRecord& base, ImportedSide& sid
         ++side.choicesSplit;
 }
 
-std::string errorText(const Json& e) {
-    if (e.is_string())
-        return e.get<std::string>();
-    if (e.is_object()) {
-        if (e.contains("error") && e["error"].is_object())   // vLLM's ErrorResponse, OpenAI's error body
-            return errorText(e["error"]);
-        if (e.contains("message") && e["message"].is_string())
-            return (e.contains("code") && !e["code"].is_null() ? e["code"].dump() + ": " : std::string()) +
-                   e["message"].get<std::string>();
-    }
-    return e.dump();
-}
-
 // Why a response failed, or "" when it did not: an `error` that is not null (OpenAI batch,
 // vLLM run_batch, an error response), a batch line whose `response` is null, has a status
 // other than 2xx or no body.
@@ -448,6 +435,21 @@ void readChatEntries(const Json& entries, ImportedRecord& r, const Place& at, co
                 r.top.back().push_back({textToken(text(member(a, "token", at, "top_logprobs[]"), at, "token")),
                                         logprobOf(member(a, "logprob", at, "top_logprobs[]"), at, "top logprob")});
     }
+}
+
+std::string errorText(const Json& e) {
+    if (e.is_string())
+        return e.get<std::string>();
+    if (e.is_object()) {
+        if (e.contains("error") && e["error"].is_object())   // vLLM's ErrorResponse, OpenAI's error body
+            return errorText(e["error"]);
+        if (e.contains("message") && e["message"].is_string()) {
+            const Json& code = e.contains("code") ? e["code"] : Json();
+            return (code.is_string() ? code.get<std::string>() + ": " : code.is_null() ? "" : code.dump() + ": ") +
+                   e["message"].get<std::string>();
+        }
+    }
+    return e.dump();
 }
 
 void finishTop(ImportedRecord& r) {

@@ -31,6 +31,8 @@ bool looksLikeSse(std::string_view text);
 void readChatEntries(const Json& entries, ImportedRecord& r, const importjson::Place& at, const char* where);
 // Drops r.top when no position has alternatives (the request asked for none).
 void finishTop(ImportedRecord& r);
+// An error as servers write it: a string, {message, code}, or {"error": {...}} around it.
+std::string errorText(const Json& e);
 // Notes a shape in side.formats once.
 void noteFormat(ImportedSide& side, const char* f);
 

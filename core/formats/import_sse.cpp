@@ -67,8 +67,7 @@ void readSse(std::string_view text, const std::string& name, ImportedSide& side)
         if (!chunk.is_object())
             chunkAt.fail("expected a chat completion chunk (a JSON object)");
         if (chunk.contains("error") && !chunk["error"].is_null()) {   // the server gave up mid-stream
-            const std::string why = chunk["error"].is_string() ? chunk["error"].get<std::string>()
-                                                               : chunk["error"].dump();
+            const std::string why = errorText(chunk["error"]);
             bool any = false;
             for (Stream& s : streams)
                 if (s.open) {
