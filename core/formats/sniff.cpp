@@ -211,6 +211,10 @@ Sniffed classifyRecordKeys(const std::vector<std::string>& keys, bool complete) 
         return {RunKind::OneSide, "OpenAI batch output"};
     if (has(keys, "meta_info"))
         return {RunKind::OneSide, "SGLang /generate output"};
+    if (has(keys, "details") && has(keys, "generated_text"))
+        return {RunKind::OneSide, "TGI /generate output"};
+    if (has(keys, "output") && !has(keys, "logp_train") && !has(keys, "logp_inf"))
+        return {RunKind::OneSide, "OpenAI Responses API output"};
     // Plain one-sided arrays go to the SPEC 1.1 loader, which names the missing key and its
     // place; `detail` is the hint added to that error. What a record lacks counts only when
     // the whole record was seen.
@@ -302,6 +306,11 @@ Sniffed sniffRun(const std::string& path) {
     if (!gzip && h.size() >= 9 && h[8] == '{' && h[0] != '{')
         return {RunKind::Safetensors, {}};
     const size_t first = h.find_first_not_of(" \t\r\n");
+    // Neither starts a SPEC 1.1 file: a saved chat completion stream, an array of responses.
+    if (first != std::string::npos && (h.compare(first, 5, "data:") == 0 || h.compare(first, 6, "event:") == 0))
+        return {RunKind::OneSide, "a server-sent-event stream of chat completion chunks"};
+    if (first != std::string::npos && h[first] == '[')
+        return {RunKind::OneSide, "a JSON array of responses, as SGLang's batch /generate returns"};
     if (gzip || (first != std::string::npos && h[first] == '{')) {
         bool complete = false;
         const auto keys = firstRecordKeys(path, size_t(64) << 20, complete);

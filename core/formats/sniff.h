@@ -7,9 +7,12 @@
 //   - gzip or text starting with '{' -> JSON Lines, told apart by the top-level keys of the
 //     first record after an optional {"kcx_header": ...} line: token_ids with loss_mask or
 //     inference_logprobs/trainer_logprobs -> trainer export; choices / response (OpenAI,
-//     OpenAI batch) or meta_info (SGLang) -> one side of an import; anything else -> SPEC
+//     OpenAI batch), meta_info (SGLang), details + generated_text (TGI) or output (OpenAI
+//     Responses) -> one side of an import; anything else -> SPEC
 //     1.1 (a single log-prob array, logp or only one of logp_train / logp_inf, is noted so
 //     that the loader's error can point at `kcx import`);
+//   - text starting with "data:" / "event:" (a saved stream) or '[' (an array of
+//     responses) -> one side of an import;
 //   - files of other tools that KCX does not read are named (foreignFormat(): a PyTorch
 //     .pt, a pickle, Parquet, Arrow IPC / Feather) and rejected with a pointer to the
 //     Python in docs/formats.md that converts them;

@@ -295,6 +295,18 @@ private slots:
         QCOMPARE(int(sniffRun(files_.write("z.npz", zip)).kind), int(RunKind::Npz));
     }
 
+    // Opened as a run, each stack's file says it is one side and how to pair it.
+    void oneSideFilesSayWhatTheyAre() {
+        for (const char* name : {"sse_vllm_chat_stream.txt", "sglang_batch_generate.json", "tgi_generate_details.json",
+                                 "openai_responses_logprobs.json", "vllm_chat_prompt_logprobs.json"}) {
+            QCOMPARE(int(sniffRun(stack(name)).kind), int(RunKind::OneSide));
+            const std::string e = errorOf([&] { loadRun(stack(name)); });
+            QVERIFY2(e.find("holds one kernel's log-probs only") != std::string::npos &&
+                         e.find("kcx import --inf") != std::string::npos,
+                     e.c_str());
+        }
+    }
+
     // Bad input is an error at its place: file, line and (where the parser gives it) column.
     void badInputAtItsPlace() {
         const std::string responses = slurp(stack("openai_responses_logprobs.json"));
