@@ -357,9 +357,9 @@ void readResponse(const Json& line, ImportedSide& side, const Place& at) {
         readChoices(body, r, side, at);
         return;
     }
-    if (line.contains("meta_info")) {
+    if (body.contains("meta_info")) {
         noteFormat(side, "sglang");
-        const Json& meta = line["meta_info"];
+        const Json& meta = body["meta_info"];
         if (r.id.empty() && meta.contains("id") && meta["id"].is_string())
             r.id = meta["id"].get<std::string>();
         readSglang(meta, r, at);
@@ -372,7 +372,7 @@ void readResponse(const Json& line, ImportedSide& side, const Place& at) {
     } else {
         const char* key = nullptr;
         for (const char* k : {"logp_train", "logp_inf", "logp"})
-            if (line.contains(k)) {
+            if (body.contains(k)) {
                 key = k;
                 break;
             }
@@ -380,7 +380,7 @@ void readResponse(const Json& line, ImportedSide& side, const Place& at) {
             at.fail("unknown record shape: expected \"choices\" (OpenAI chat/completions), \"meta_info\" (SGLang), "
                     "\"details\" (TGI), \"output\" (OpenAI Responses) or \"logp_train\"/\"logp_inf\"/\"logp\" arrays");
         noteFormat(side, "plain");
-        readPlain(line, key, r, at);
+        readPlain(body, key, r, at);
     }
     finishTop(r);
     if (r.id.empty())

@@ -295,6 +295,26 @@ private slots:
         QCOMPARE(int(sniffRun(files_.write("z.npz", zip)).kind), int(RunKind::Npz));
     }
 
+    // Every file cut at every byte is read or refused with an InputError (a file being
+    // written, a download cut short): never another exception, a crash or a hang.
+    void everyPrefixIsReadOrRefused() {
+        for (const char* name : {"sse_vllm_chat_stream.txt", "sglang_batch_generate.json", "tgi_generate_details.json",
+                                 "openai_responses_logprobs.json", "vllm_chat_prompt_logprobs.json",
+                                 "vllm_completions_echo.json", "vllm_chat_n2.jsonl", "openai_batch_output_with_failure.jsonl",
+                                 "vllm_run_batch_output_with_failure.jsonl", "sglang_chat_meta_info.json"}) {
+            const std::string text = slurp(stack(name));
+            for (size_t n = 0; n <= text.size(); ++n) {
+                const std::string e = errorOf([&] {
+                    const ImportedSide side = parseLogprobJsonl(std::string_view(text).substr(0, n), "cut");
+                    ImportOptions allow;
+                    allow.allowMismatch = true;
+                    importPair(side, side, allow);
+                });
+                QVERIFY2(e.rfind("NOT AN InputError", 0) != 0, (std::string(name) + " cut at " + std::to_string(n) + ": " + e).c_str());
+            }
+        }
+    }
+
     // Opened as a run, each stack's file says it is one side and how to pair it.
     void oneSideFilesSayWhatTheyAre() {
         for (const char* name : {"sse_vllm_chat_stream.txt", "sglang_batch_generate.json", "tgi_generate_details.json",
