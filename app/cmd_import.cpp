@@ -42,6 +42,18 @@ void listMismatches(const ImportResult& r) {
         std::fprintf(stderr, "  ... and %zu more\n", r.mismatches.size() - kShown);
 }
 
+// Failed requests left out of the import (batch output errors), with id, line and reason.
+void listSkipped(const char* what, const std::string& path, const std::vector<SkippedRecord>& skipped) {
+    if (skipped.empty())
+        return;
+    std::fprintf(stderr, "kcx: %zu failed request(s) in the %s file, left out:\n", skipped.size(), what);
+    for (size_t i = 0; i < std::min(skipped.size(), kShown); ++i)
+        std::fprintf(stderr, "  %s:%lld: %s: %s\n", kcx::printable(path).c_str(), (long long)skipped[i].line,
+                     kcx::printable(skipped[i].id).c_str(), kcx::printable(skipped[i].reason).c_str());
+    if (skipped.size() > kShown)
+        std::fprintf(stderr, "  ... and %zu more\n", skipped.size() - kShown);
+}
+
 bool parseOrHelp(QCommandLineParser& p, const QStringList& args, const char* name, int& code) {
     p.addHelpOption();
     if (!p.parse(args)) {
@@ -153,10 +165,12 @@ int runImport(const QStringList& args) {
     QCommandLineParser p;
     p.setApplicationDescription(
         "Pair an inference-side log-prob dump with a training-side one and write a native run.\n"
-        "Each file is JSON Lines: OpenAI chat or completions responses with logprobs (vLLM, SGLang,\n"
-        "OpenAI), SGLang /generate output with return_logprob, or plain {\"id\", \"logp_train\"|\n"
-        "\"logp_inf\"|\"logp\", \"tokens\"} arrays. Records pair by id, positions by order; both\n"
-        "sides must have seen the same tokens.\n"
+        "Each file is JSON Lines, one JSON document or a server-sent-event stream of: OpenAI chat or\n"
+        "completions responses with logprobs (vLLM, SGLang, OpenAI; every choice, as ID#INDEX when\n"
+        "there are several; batch output lines, failed requests left out and listed), the OpenAI\n"
+        "Responses API, SGLang /generate output with return_logprob (one or an array), TGI /generate\n"
+        "with details, or plain {\"id\", \"logp_train\"|\"logp_inf\"|\"logp\", \"tokens\"} arrays.\n"
+        "Records pair by id, positions by order; both sides must have seen the same tokens.\n"
         "Files that already hold both sides (trainer token exports with token_ids/loss_mask, a\n"
         "directory of them, NumPy .npz or a directory of .npy) are given as IN... instead and\n"
         "written as they are, like kcx convert. See docs/formats.md.");
@@ -165,9 +179,11 @@ int runImport(const QStringList& args) {
     const QCommandLineOption trainOpt("train", "The training side (.jsonl or .jsonl.gz).", "B.jsonl");
     const QCommandLineOption outOpt("out", "The run to write (.safetensors).", "RUN.safetensors");
     const QCommandLineOption allowOpt("allow-mismatch", "Drop records whose tokens differ instead of failing.");
+    const QCommandLineOption strictOpt("strict", "Fail (exit 2) when a record is skipped (a failed request in a "
+                                                 "batch output or stream) instead of leaving it out.");
     const QCommandLineOption quietOpt("quiet", "Only errors.");
     const QCommandLineOption bf16Opt("bf16", "NumPy input (IN...): read <u2/<V2 arrays as bfloat16 bits.");
-    p.addOptions({infOpt, trainOpt, outOpt, allowOpt, quietOpt, bf16Opt});
+    p.addOptions({infOpt, trainOpt, outOpt, allowOpt, strictOpt, quietOpt, bf16Opt});
     int code = 0;
     if (!parseOrHelp(p, args, "import", code))
         return code;
@@ -201,6 +217,13 @@ int runImport(const QStringList& args) {
         std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
         return 2;
     }
+    listSkipped("inf", p.value(infOpt).toStdString(), r.skippedInf);
+    listSkipped("train", p.value(trainOpt).toStdString(), r.skippedTrain);
+    if (p.isSet(strictOpt) && !(r.skippedInf.empty() && r.skippedTrain.empty())) {
+        std::fprintf(stderr, "kcx: --strict: %zu record(s) skipped; nothing written\n",
+                     r.skippedInf.size() + r.skippedTrain.size());
+        return 2;
+    }
     listIds("inf", r.onlyInf);
     listIds("train", r.onlyTrain);
     if (!r.ok()) {
@@ -225,7 +248,23 @@ int runImport(const QStringList& args) {
         std::printf("%s: %zu sequences, %zu tokens (%zu paired, %zu dropped, %zu only inf, %zu only train)\n",
                     qPrintable(p.value(outOpt)), r.run.sequenceCount(), r.run.tokenCount(), r.paired,
                     r.droppedRecords, r.onlyInf.size(), r.onlyTrain.size());
-        std::printf("missing log-probs (null or -9999.0): inf %zu, train %zu\n", r.missingInf, r.missingTrain);
+        std::printf("missing log-probs (null): inf %zu, train %zu\n", r.missingInf, r.missingTrain);
+        std::printf("floored log-probs (vLLM's -9999.0, read as -inf, non-finite): inf %zu, train %zu\n",
+                    r.flooredInf, r.flooredTrain);
+        if (r.skippedInf.size() + r.skippedTrain.size())
+            std::printf("skipped (failed requests): inf %zu, train %zu\n", r.skippedInf.size(), r.skippedTrain.size());
+        if (r.choicesSplit)
+            std::printf("choices split: %zu response(s) with several choices, one record per choice (ID#INDEX)\n",
+                        r.choicesSplit);
+        if (r.promptInf + r.promptTrain)
+            std::printf("prompt positions of scoring responses left out: inf %zu, train %zu\n", r.promptInf,
+                        r.promptTrain);
+        if (r.bestOfIgnored)
+            std::printf("TGI best_of_sequences left out: %zu (only the returned sequence is compared)\n",
+                        r.bestOfIgnored);
+        if (r.missingTop)
+            std::printf("top-k entries without a value (null or -9999.0), kept as missing entries: %zu\n",
+                        r.missingTop);
         std::printf("top-k: inf k=%d, train k=%d", r.topkInf, r.topkTrain);
         if (r.topkRowsTrimmed)
             std::printf(" (%zu longer rows cut to k)", r.topkRowsTrimmed);

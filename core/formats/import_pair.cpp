@@ -1,5 +1,7 @@
 // Pairing an inference side with a training side into one run (core/formats/importers.h).
 #include <algorithm>
+#include <cmath>
+#include <deque>
 #include <limits>
 #include <map>
 #include <unordered_map>
@@ -84,6 +86,91 @@ ImportedToken merged(const Pair& p, size_t i) {
     return t;
 }
 
+// A copy of r's positions [from, to).
+const ImportedRecord* slice(const ImportedRecord& r, size_t from, size_t to, std::deque<ImportedRecord>& store) {
+    ImportedRecord& s = store.emplace_back();
+    s.id = r.id;
+    s.line = r.line;
+    s.labels = r.labels;
+    const auto part = [&](const auto& v) { return v.empty() ? v : std::decay_t<decltype(v)>(v.begin() + from, v.begin() + to); };
+    s.tokens = part(r.tokens);
+    s.logp = part(r.logp);
+    s.top = part(r.top);
+    return &s;
+}
+
+// Where a scoring record's positions meet the other side's tokens: the suffix when it
+// matches, else the last place they all match (no position differs, one at least equal).
+size_t responseStart(const ImportedRecord& s, const ImportedRecord& other, const std::string& path) {
+    const size_t n = s.logp.size(), m = other.logp.size();
+    const auto matchesAt = [&](size_t off) {
+        bool equal = false;
+        for (size_t i = 0; i < m; ++i) {
+            const int same = sameToken(tokenAt(s, off + i), tokenAt(other, i));
+            if (same == 0)
+                return false;
+            equal = equal || same == 1;
+        }
+        return equal;
+    };
+    if (m <= n)
+        for (size_t off = n - m + 1; off-- > 0;)
+            if (matchesAt(off))
+                return off;
+    throw InputError::atText(path, s.line, 0,
+                             "record '" + s.id + "' scores its prompt as well (prompt_logprobs or echo), and the " +
+                                 "other side's " + std::to_string(m) + " tokens are not found among its " +
+                                 std::to_string(n) + " positions; give the prompt length as \"kcx_prompt_len\" " +
+                                 "(in \"metadata\" or at the top level)");
+}
+
+// Scoring responses (importers.h, ImportedRecord::withPrompt) keep only the positions the
+// other side scored; the rest (the prompt) is left out and counted per side.
+void dropPrompts(Pair& p, const std::string& infPath, const std::string& trainPath, ImportResult& res,
+                 std::deque<ImportedRecord>& store) {
+    const ImportedRecord* sides[2] = {p.inf, p.train};
+    size_t* left[2] = {&res.promptInf, &res.promptTrain};
+    const std::string* paths[2] = {&infPath, &trainPath};
+    bool unknown[2] = {false, false};
+    for (int k = 0; k < 2; ++k) {
+        const ImportedRecord& r = *sides[k];
+        unknown[k] = r.withPrompt && r.promptLength < 0;
+        if (r.promptLength < 0)
+            continue;
+        if (size_t(r.promptLength) > r.logp.size())
+            throw InputError::atText(*paths[k], r.line, 0,
+                                     "record '" + r.id + "': kcx_prompt_len " + std::to_string(r.promptLength) +
+                                         " is more than its " + std::to_string(r.logp.size()) + " positions");
+        *left[k] += size_t(r.promptLength);
+        sides[k] = slice(r, size_t(r.promptLength), r.logp.size(), store);
+    }
+    if (unknown[0] && unknown[1])
+        throw InputError::atText(infPath, p.inf->line, 0,
+                                 "record '" + p.inf->id + "': both sides score the prompt as well (prompt_logprobs or "
+                                 "echo); give the prompt length as \"kcx_prompt_len\" on one side at least");
+    for (int k = 0; k < 2; ++k)
+        if (unknown[k]) {
+            const ImportedRecord& r = *sides[k];
+            const size_t m = sides[1 - k]->logp.size(), from = responseStart(r, *sides[1 - k], *paths[k]);
+            *left[k] += r.logp.size() - m;
+            sides[k] = slice(r, from, from + m, store);
+        }
+    p.inf = sides[0];
+    p.train = sides[1];
+}
+
+// A log-prob of the run: vLLM's floor -9999.0 (max(lp, -9999.0)) is at or below it, read as
+// -infinity and counted as floored; null stays missing and is counted as such.
+double runLogprob(double v, size_t& missing, size_t& floored) {
+    if (isMissing(v))
+        ++missing;
+    else if (v == kVllmPlaceholder) {
+        ++floored;
+        return -std::numeric_limits<double>::infinity();
+    }
+    return v;
+}
+
 class Vocabulary {
 public:
     int32_t id(const ImportedToken& t) {
@@ -116,7 +203,7 @@ bool allNativeIds(const std::vector<Pair>& pairs) {
 // Builds one side's top-k: rows sorted most likely first, k = the shortest non-empty row
 // (longer rows keep their k most likely entries); positions without alternatives are missing.
 TopK buildTopk(const std::vector<Pair>& pairs, bool trainSide, const std::function<int32_t(const ImportedToken&)>& idOf,
-               size_t m, size_t& trimmed) {
+               size_t m, size_t& trimmed, size_t& missingTop) {
     size_t k = std::numeric_limits<size_t>::max();
     for (const Pair& p : pairs)
         for (const auto& row : (trainSide ? p.train : p.inf)->top)
@@ -134,13 +221,19 @@ TopK buildTopk(const std::vector<Pair>& pairs, bool trainSide, const std::functi
         for (size_t i = 0; i < n; ++i, ++at) {
             if (i >= r.top.size() || r.top[i].empty())
                 continue;
+            // An entry without a value (null, or at vLLM's floor where it is no number to rank)
+            // stays in its row as a missing entry: the row is missing, k is kept.
             std::vector<std::pair<double, int32_t>> row;
             for (const auto& a : r.top[i]) {
                 const int32_t id = idOf(a.token);
                 if (std::none_of(row.begin(), row.end(), [&](auto& e) { return e.second == id; }))
-                    row.emplace_back(a.logp, id);
+                    row.emplace_back(a.logp == kVllmPlaceholder ? missingDouble() : a.logp, id);
             }
-            std::stable_sort(row.begin(), row.end(), [](auto& x, auto& y) { return x.first > y.first; });
+            std::stable_sort(row.begin(), row.end(), [](auto& x, auto& y) {
+                return !isMissing(x.first) && (isMissing(y.first) || x.first > y.first);
+            });
+            missingTop += size_t(std::count_if(row.begin(), row.begin() + std::ptrdiff_t(std::min(k, row.size())),
+                                               [](auto& e) { return isMissing(e.first); }));
             if (row.size() > k)
                 ++trimmed;
             for (size_t j = 0; j < std::min(k, row.size()); ++j) {
@@ -206,8 +299,13 @@ ImportResult importPair(const ImportedSide& inf, const ImportedSide& train, cons
         if (!infIds.count(r.id))
             res.onlyTrain.push_back(r.id);
     res.paired = pairs.size();
-    res.missingInf = inf.missing;
-    res.missingTrain = train.missing;
+    res.skippedInf = inf.skipped;
+    res.skippedTrain = train.skipped;
+    res.choicesSplit = inf.choicesSplit + train.choicesSplit;
+    res.bestOfIgnored = inf.bestOfIgnored + train.bestOfIgnored;
+    std::deque<ImportedRecord> sliced;   // scoring records without their prompt
+    for (Pair& p : pairs)
+        dropPrompts(p, inf.path, train.path, res, sliced);
 
     std::vector<Pair> kept;
     for (const Pair& p : pairs) {
@@ -252,8 +350,8 @@ ImportResult importPair(const ImportedSide& inf, const ImportedSide& train, cons
             mergedTokens.push_back(merged(p, i));
             anyText = anyText || mergedTokens.back().hasText;
             tokens.push_back(idOf(mergedTokens.back()));
-            lpInf.push_back(p.inf->logp[i]);
-            lpTrain.push_back(p.train->logp[i]);
+            lpInf.push_back(runLogprob(p.inf->logp[i], res.missingInf, res.flooredInf));
+            lpTrain.push_back(runLogprob(p.train->logp[i], res.missingTrain, res.flooredTrain));
             if (!native)   // alternatives enter the vocabulary right after their position's token
                 for (const ImportedRecord* r : {p.inf, p.train})
                     if (i < r->top.size())
@@ -267,8 +365,8 @@ ImportResult importPair(const ImportedSide& inf, const ImportedSide& train, cons
     run.tokens = Array<int32_t>(std::move(tokens));
     run.lpInf = Column(Array<double>(std::move(lpInf)));
     run.lpTrain = Column(Array<double>(std::move(lpTrain)));
-    run.topkInf = buildTopk(kept, false, idOf, m, res.topkRowsTrimmed);
-    run.topkTrain = buildTopk(kept, true, idOf, m, res.topkRowsTrimmed);
+    run.topkInf = buildTopk(kept, false, idOf, m, res.topkRowsTrimmed, res.missingTop);
+    run.topkTrain = buildTopk(kept, true, idOf, m, res.topkRowsTrimmed, res.missingTop);
     res.topkInf = run.topkInf.k;
     res.topkTrain = run.topkTrain.k;
     if (anyText) {
@@ -283,7 +381,21 @@ ImportResult importPair(const ImportedSide& inf, const ImportedSide& train, cons
     res.vocabularySize = vocab.words().size();
     json imp = {{"inf", {{"path", inf.path}, {"formats", inf.formats}}},
                 {"train", {{"path", train.path}, {"formats", train.formats}}},
-                {"token_ids", native ? "native" : "vocabulary"}};
+                {"token_ids", native ? "native" : "vocabulary"},
+                {"missing_inf", res.missingInf},
+                {"missing_train", res.missingTrain},
+                {"floored_inf", res.flooredInf},
+                {"floored_train", res.flooredTrain},
+                {"topk_entries_missing", res.missingTop},
+                {"prompt_left_out_inf", res.promptInf},
+                {"prompt_left_out_train", res.promptTrain},
+                {"choices_split", res.choicesSplit},
+                {"best_of_ignored", res.bestOfIgnored}};
+    json skipped = json::array();
+    for (const auto& [side, list] : {std::pair{"inf", &inf.skipped}, std::pair{"train", &train.skipped}})
+        for (const SkippedRecord& k : *list)
+            skipped.push_back({{"side", side}, {"id", k.id}, {"line", k.line}, {"reason", k.reason}});
+    imp["skipped"] = std::move(skipped);
     if (!native)
         imp["vocabulary"] = vocab.words();
     run.header = {{"source", "kcx import"}, {"import", imp}};

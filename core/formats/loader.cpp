@@ -104,6 +104,7 @@ Run loadRun(const std::string& path, const Progress& progress, const LoadOptions
         throw InputError::inFile(path, "holds one kernel's log-probs only (" + what.detail +
                                            "); pair it with the other side: kcx import --inf INF.jsonl --train "
                                            "TRAIN.jsonl --out RUN.safetensors (docs/formats.md)");
+    case RunKind::Foreign: throw InputError::inFile(path, foreignFormatMessage(what.detail));
     case RunKind::UnknownDirectory:
         throw InputError::inFile(path, "a directory opens as a run when it holds NumPy arrays (offsets.npy, "
                                        "tokens.npy, ...) or trainer export files (*.jsonl, *.jsonl.gz)");

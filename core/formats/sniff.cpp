@@ -35,6 +35,25 @@ std::string fileHead(const std::string& path, size_t n) {
     return s;
 }
 
+namespace {
+
+// The last n bytes of a regular file (fewer when it is shorter).
+std::string fileTail(const std::string& path, size_t n) {
+    const int fd = openRegularFile(path);
+    std::string s;
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && st.st_size > 0) {
+        const off_t from = st.st_size > off_t(n) ? st.st_size - off_t(n) : 0;
+        s.resize(size_t(st.st_size - from));
+        const ssize_t r = ::pread(fd, s.data(), s.size(), from);
+        s.resize(r > 0 ? size_t(r) : 0);
+    }
+    ::close(fd);
+    return s;
+}
+
+}  // namespace
+
 gzFile openGzipRead(const std::string& path) {
     const int fd = openRegularFile(path);
     gzFile gz = gzdopen(fd, "rb");
@@ -192,6 +211,10 @@ Sniffed classifyRecordKeys(const std::vector<std::string>& keys, bool complete) 
         return {RunKind::OneSide, "OpenAI batch output"};
     if (has(keys, "meta_info"))
         return {RunKind::OneSide, "SGLang /generate output"};
+    if (has(keys, "details") && has(keys, "generated_text"))
+        return {RunKind::OneSide, "TGI /generate output"};
+    if (has(keys, "output") && !has(keys, "logp_train") && !has(keys, "logp_inf"))
+        return {RunKind::OneSide, "OpenAI Responses API output"};
     // Plain one-sided arrays go to the SPEC 1.1 loader, which names the missing key and its
     // place; `detail` is the hint added to that error. What a record lacks counts only when
     // the whole record was seen.
@@ -201,6 +224,38 @@ Sniffed classifyRecordKeys(const std::vector<std::string>& keys, bool complete) 
     if (complete && train != inf)
         return {RunKind::SpecJsonl, std::string("plain \"") + (train ? "logp_train" : "logp_inf") + "\" arrays only"};
     return {RunKind::SpecJsonl, {}};
+}
+
+std::string foreignFormat(std::string_view head, std::string_view tail) {
+    const auto u = [&](size_t i) { return (unsigned char)head[i]; };
+    // torch.save (PyTorch 1.6 and later): a ZIP whose first member is ARCHIVE/data.pkl.
+    if (head.size() >= 30 && head.starts_with("PK\3\4")) {
+        const size_t nameLength = u(26) | size_t(u(27)) << 8;
+        if (30 + nameLength <= head.size()) {
+            const std::string_view name = head.substr(30, nameLength);
+            if (name == "data.pkl" || name.ends_with("/data.pkl"))
+                return "a PyTorch file (torch.save: a ZIP archive holding data.pkl)";
+        }
+        return {};
+    }
+    // Pickle protocols 2 to 5 start with PROTO (0x80) and the protocol number; torch.save's
+    // legacy format and verl's DataProto.save_to_disk write these.
+    // (No pickle opcode is 0: a safetensors header length of 0x2_80 starts 80 02 00.)
+    if (head.size() >= 3 && u(0) == 0x80 && u(1) >= 2 && u(1) <= 5 && u(2) != 0)
+        return "a Python pickle (torch.save's legacy format, verl's DataProto.save_to_disk, pickle.dump)";
+    if (head.starts_with("PAR1") && tail.size() >= 4 && tail.ends_with("PAR1"))
+        return "a Parquet file";
+    if (head.starts_with("ARROW1"))
+        return "an Arrow IPC file (Feather v2)";
+    if (head.starts_with("FEA1"))
+        return "a Feather v1 file";
+    return {};
+}
+
+std::string foreignFormatMessage(const std::string& what) {
+    return "is " + what + ", which KCX does not read; write it as KCX JSON Lines, one record per sequence "
+           "{\"id\", \"tokens\", \"logp_train\", \"logp_inf\", \"step\"}, with the few lines of Python in "
+           "docs/formats.md (\"Converting .pt, pickle, Parquet and Arrow files\")";
 }
 
 Sniffed sniffRun(const std::string& path) {
@@ -235,10 +290,13 @@ Sniffed sniffRun(const std::string& path) {
             return {RunKind::TrainerDirectory, {}};
         return {RunKind::UnknownDirectory, {}};
     }
-    const std::string h = fileHead(path, 16);
+    const std::string h = fileHead(path, 512);
     const auto u = [&](size_t i) { return (unsigned char)h[i]; };
     if (h.empty())
         return {RunKind::Empty, {}};
+    if (std::string what = foreignFormat(h, h.starts_with("PAR1") ? fileTail(path, 4) : std::string());
+        !what.empty())
+        return {RunKind::Foreign, std::move(what)};
     if (h.size() >= 6 && h.compare(0, 6, "\x93NUMPY") == 0)
         return {RunKind::Npy, {}};
     if (h.size() >= 4 && h[0] == 'P' && h[1] == 'K' && ((u(2) == 3 && u(3) == 4) || (u(2) == 5 && u(3) == 6)))
@@ -248,6 +306,11 @@ Sniffed sniffRun(const std::string& path) {
     if (!gzip && h.size() >= 9 && h[8] == '{' && h[0] != '{')
         return {RunKind::Safetensors, {}};
     const size_t first = h.find_first_not_of(" \t\r\n");
+    // Neither starts a SPEC 1.1 file: a saved chat completion stream, an array of responses.
+    if (first != std::string::npos && (h.compare(first, 5, "data:") == 0 || h.compare(first, 6, "event:") == 0))
+        return {RunKind::OneSide, "a server-sent-event stream of chat completion chunks"};
+    if (first != std::string::npos && h[first] == '[')
+        return {RunKind::OneSide, "a JSON array of responses, as SGLang's batch /generate returns"};
     if (gzip || (first != std::string::npos && h[first] == '{')) {
         bool complete = false;
         const auto keys = firstRecordKeys(path, size_t(64) << 20, complete);

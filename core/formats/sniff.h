@@ -7,14 +7,21 @@
 //   - gzip or text starting with '{' -> JSON Lines, told apart by the top-level keys of the
 //     first record after an optional {"kcx_header": ...} line: token_ids with loss_mask or
 //     inference_logprobs/trainer_logprobs -> trainer export; choices / response (OpenAI,
-//     OpenAI batch) or meta_info (SGLang) -> one side of an import; anything else -> SPEC
+//     OpenAI batch), meta_info (SGLang), details + generated_text (TGI) or output (OpenAI
+//     Responses) -> one side of an import; anything else -> SPEC
 //     1.1 (a single log-prob array, logp or only one of logp_train / logp_inf, is noted so
 //     that the loader's error can point at `kcx import`);
+//   - text starting with "data:" / "event:" (a saved stream) or '[' (an array of
+//     responses) -> one side of an import;
+//   - files of other tools that KCX does not read are named (foreignFormat(): a PyTorch
+//     .pt, a pickle, Parquet, Arrow IPC / Feather) and rejected with a pointer to the
+//     Python in docs/formats.md that converts them;
 //   - otherwise the file name (.safetensors, .npz), else SPEC 1.1 (whose loader then
 //     names what is wrong).
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 struct gzFile_s;   // zlib's gzFile
@@ -32,11 +39,13 @@ enum class RunKind {
     TrainerDirectory,   // a directory of trainer export files
     OneSide,            // one kernel's log-prob dump (needs kcx import)
     UnknownDirectory,   // a directory with neither
+    Foreign,            // another tool's file KCX does not read (detail: what it is)
 };
 
 struct Sniffed {
     RunKind kind = RunKind::SpecJsonl;
-    // OneSide: which shape ("OpenAI chat or completions responses", ...). SpecJsonl: when
+    // OneSide: which shape ("OpenAI chat or completions responses", ...). Foreign: what the
+    // file is ("a PyTorch file (torch.save) ..."). SpecJsonl: when
     // not empty, the record looks like one side's plain arrays (this says which), and an
     // error of the SPEC 1.1 loader gets a pointer to `kcx import`.
     std::string detail;
@@ -44,6 +53,16 @@ struct Sniffed {
 
 // Throws InputError when the path cannot be opened.
 Sniffed sniffRun(const std::string& path);
+
+// What a file is when it is one of the formats ML code saves its tensors in and KCX does not
+// read, told from its first bytes (`head`, at least 512 when the file is that long) and
+// its last ones (`tail`, at least 4): "a PyTorch file (torch.save, a ZIP archive with
+// data.pkl)", "a Python pickle", "a Parquet file", "an Arrow IPC file (Feather v2)", "a
+// Feather v1 file"; empty for anything else.
+std::string foreignFormat(std::string_view head, std::string_view tail);
+// The error for such a file: what it is, and where docs/formats.md shows the few lines of
+// Python that turn it into KCX JSON Lines.
+std::string foreignFormatMessage(const std::string& what);
 
 // The first n bytes of a file (fewer when it is shorter). Throws InputError when it cannot
 // be opened.

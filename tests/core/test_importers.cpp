@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <limits>
 
 #include "core/base/errors.h"
 #include "core/formats/importers.h"
@@ -122,13 +123,14 @@ private slots:
                                   "\n";
         const ImportedSide side = parseLogprobJsonl(inf, "inf.jsonl");
         QCOMPARE(side.formats.front(), std::string("openai-completions"));
-        QCOMPARE(side.missing, size_t(2));                // null and vLLM's -9999.0
         const auto r = importPair(side, parseLogprobJsonl(train, "train.jsonl"));
         QVERIFY(r.ok());
         QVERIFY(isMissing(r.run.lpInf[0]));
         QCOMPARE(r.run.lpInf[1], -0.5);
-        QVERIFY(isMissing(r.run.lpInf[2]));
-        QCOMPARE(r.missingInf, size_t(2));
+        // vLLM's floor: at or below -9999, a non-finite number, not missing.
+        QCOMPARE(r.run.lpInf[2], -std::numeric_limits<double>::infinity());
+        QCOMPARE(r.missingInf, size_t(1));
+        QCOMPARE(r.flooredInf, size_t(1));
         // Uneven top-k: k = the shortest non-empty row; the longer row keeps its 2 best.
         QCOMPARE(r.run.topkInf.k, 2);
         QCOMPARE(r.topkRowsTrimmed, size_t(1));
@@ -232,9 +234,14 @@ private slots:
                                   "\n";
         const auto r = importPair(parseLogprobJsonl(inf, "i"), parseLogprobJsonl(train, "t"));
         QVERIFY(r.ok());
-        QCOMPARE(r.missingInf, size_t(2));
+        QCOMPARE(r.missingInf, size_t(1));
+        QCOMPARE(r.flooredInf, size_t(1));
         QCOMPARE(r.missingTrain, size_t(1));
-        QVERIFY(isMissing(r.run.lpInf[0]) && isMissing(r.run.lpInf[1]));
+        QCOMPARE(r.flooredTrain, size_t(0));
+        QVERIFY(isMissing(r.run.lpInf[0]));
+        QCOMPARE(r.run.lpInf[1], -std::numeric_limits<double>::infinity());   // -9999.0: floored
+        QCOMPARE(r.run.header["import"]["floored_inf"].get<int>(), 1);
+        QCOMPARE(r.run.header["import"]["missing_inf"].get<int>(), 1);
         QVERIFY(std::isnan(r.run.lpInf[2]) && !isMissing(r.run.lpInf[2]));
         QVERIFY(std::isinf(r.run.lpTrain[0]) && r.run.lpTrain[0] < 0);
         QVERIFY(isMissing(r.run.lpTrain[1]));
