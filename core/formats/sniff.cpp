@@ -309,7 +309,9 @@ Sniffed sniffRun(const std::string& path) {
     // Neither starts a SPEC 1.1 file: a saved chat completion stream, an array of responses.
     if (first != std::string::npos && (h.compare(first, 5, "data:") == 0 || h.compare(first, 6, "event:") == 0))
         return {RunKind::OneSide, "a server-sent-event stream of chat completion chunks"};
-    if (first != std::string::npos && h[first] == '[')
+    // An array of objects (not of numbers: that is a broken SPEC 1.1 line, said as such).
+    const size_t inner = first == std::string::npos ? first : h.find_first_not_of(" \t\r\n", first + 1);
+    if (first != std::string::npos && h[first] == '[' && inner != std::string::npos && h[inner] == '{')
         return {RunKind::OneSide, "a JSON array of responses, as SGLang's batch /generate returns"};
     if (gzip || (first != std::string::npos && h[first] == '{')) {
         bool complete = false;
