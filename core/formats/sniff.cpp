@@ -309,10 +309,18 @@ Sniffed sniffRun(const std::string& path) {
     // Neither starts a SPEC 1.1 file: a saved chat completion stream, an array of responses.
     if (first != std::string::npos && (h.compare(first, 5, "data:") == 0 || h.compare(first, 6, "event:") == 0))
         return {RunKind::OneSide, "a server-sent-event stream of chat completion chunks"};
-    // An array of objects (not of numbers: that is a broken SPEC 1.1 line, said as such).
-    const size_t inner = first == std::string::npos ? first : h.find_first_not_of(" \t\r\n", first + 1);
-    if (first != std::string::npos && h[first] == '[' && inner != std::string::npos && h[inner] == '{')
-        return {RunKind::OneSide, "a JSON array of responses, as SGLang's batch /generate returns"};
+    if (first != std::string::npos && h[first] == '[') {
+        // An array is one side when its first element is a response; anything else is left
+        // to the SPEC 1.1 reader, which says a record must be an object.
+        const std::string text = fileHead(path, size_t(1) << 16);
+        const size_t element = text.find_first_not_of(" \t\r\n", first + 1);
+        KeyScan scan;
+        if (element != std::string::npos && text[element] == '{')
+            scan.feed(text.data() + element, text.size() - element);
+        if (classifyRecordKeys(scan.keys(), scan.complete()).kind == RunKind::OneSide)
+            return {RunKind::OneSide, "a JSON array of responses, as SGLang's batch /generate returns"};
+        return {RunKind::SpecJsonl, {}};
+    }
     if (gzip || (first != std::string::npos && h[first] == '{')) {
         bool complete = false;
         const auto keys = firstRecordKeys(path, size_t(64) << 20, complete);

@@ -11,8 +11,8 @@
 //     Responses) -> one side of an import; anything else -> SPEC
 //     1.1 (a single log-prob array, logp or only one of logp_train / logp_inf, is noted so
 //     that the loader's error can point at `kcx import`);
-//   - text starting with "data:" / "event:" (a saved stream) or '[' (an array of
-//     responses) -> one side of an import;
+//   - text starting with "data:" / "event:" (a saved stream), or '[' and a first element
+//     whose keys make it a response (an array of responses) -> one side of an import;
 //   - files of other tools that KCX does not read are named (foreignFormat(): a PyTorch
 //     .pt, a pickle, Parquet, Arrow IPC / Feather) and rejected with a pointer to the
 //     Python in docs/formats.md that converts them;
