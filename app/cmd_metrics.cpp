@@ -9,10 +9,12 @@
 #include "app/commands.h"
 #include "app/common.h"
 #include "app/table.h"
+#include "core/base/errors.h"
 #include "core/base/printable.h"
 #include "core/base/csv_cell.h"
 #include "core/base/sha256.h"
 #include "core/metrics/metrics.h"
+#include "core/summary/summary.h"
 
 namespace kcx::app {
 
@@ -22,6 +24,8 @@ int usageError(const QString& message) {
 }
 
 namespace {
+
+void sayErrorText(const char* what) { std::fprintf(stderr, "kcx: %s\n", kcx::printable(what).c_str()); }
 
 nlohmann::json summaryJson(const MetricValues& v, const Summary& s) {
     nlohmann::json j;
@@ -80,6 +84,113 @@ bool writePerTokenCsv(const QString& path, const Run& run,
     return out->commit();
 }
 
+// `kcx metrics` on summaries (SPEC 10): counts, means, minima and maxima exact; quantiles
+// from the sketch, within 1 % (relative) of the order statistics they interpolate between.
+int metricsOfSummaries(const QStringList& paths, const std::vector<std::string>& names, const QString& jsonOut,
+                       bool quiet) {
+    RunSummary sum;
+    for (int i = 0; i < paths.size(); ++i) {
+        try {
+            RunSummary s = readSummary(paths[i].toStdString());
+            if (i == 0)
+                sum = std::move(s);
+            else
+                sum.merge(s);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "kcx: %s%s\n", dynamic_cast<const InputError*>(&e) ? "" : (qPrintable(paths[i] + ": ")),
+                         kcx::printable(e.what()).c_str());
+            return 2;
+        }
+    }
+    const std::optional<CellData> all = sum.total();
+    nlohmann::json metricsJson = nlohmann::json::object();
+    TextTable table({"metric", "level", "count", "mean", "min", "max", "p50~", "p99~", "p99.9~", "nonfinite", "missing"},
+                    {false, false, true, true, true, true, true, true, true, true, true});
+    auto opt = [](const std::optional<double>& x) { return human(x ? *x : NAN); };
+    for (const std::string& name : names) {
+        const MetricInfo& info = *findMetric(name);
+        nlohmann::json j;
+        Summary s;
+        if (info.level == MetricLevel::Run) {
+            const RunSums r = all ? all->run : RunSums{};
+            const double v = name == "ess" ? essOf(r) : name == "prob_pearson" ? probPearsonOf(r) : logPplDiffOf(r);
+            s.missing = r.missing;
+            s.nonfinite = name == "ess" ? r.nonfinite : r.nonfinite - (r.pairs - r.ratios);
+            if (std::isfinite(v)) {
+                s.count = 1;
+                s.mean = s.min = s.max = s.p50 = s.p99 = s.p999 = v;
+            }
+        } else if (all) {
+            auto it = all->metrics.find(name);
+            if (it != all->metrics.end()) {
+                const MetricCell& c = it->second;
+                s.count = c.count;
+                s.missing = c.missing;
+                s.nonfinite = c.nonfinite;
+                if (c.count) {
+                    s.mean = c.mean();
+                    s.min = c.min;
+                    s.max = c.max;
+                    s.p50 = sketchQuantile(c, 0.5);
+                    s.p99 = sketchQuantile(c, 0.99);
+                    s.p999 = sketchQuantile(c, 0.999);
+                }
+            }
+        }
+        j["count"] = s.count;
+        if (s.count) {
+            j["mean"] = *s.mean;
+            j["min"] = *s.min;
+            j["max"] = *s.max;
+            j["p50"] = *s.p50;
+            j["p99"] = *s.p99;
+            j["p99.9"] = *s.p999;
+            if (info.level == MetricLevel::Run)
+                j["value"] = *s.mean;
+            else
+                j["quantile_relative_error"] = kRelativeAccuracy;
+        }
+        j["nonfinite_count"] = s.nonfinite;
+        j["missing_count"] = s.missing;
+        j["level"] = levelName(info.level);
+        metricsJson[name] = std::move(j);
+        table.addRow({name, levelName(info.level), std::to_string(s.count), opt(s.mean), opt(s.min), opt(s.max),
+                      opt(s.p50), opt(s.p99), opt(s.p999), std::to_string(s.nonfinite), std::to_string(s.missing)});
+    }
+    if (!jsonOut.isEmpty()) {
+        nlohmann::json j;
+        j["kcx"] = 1;
+        nlohmann::json inputs = nlohmann::json::array();
+        for (const SummaryInput& in : sum.inputs)
+            inputs.push_back({{"path", in.path}, {"sha256", in.sha256}, {"sequences", in.sequences}, {"tokens", in.tokens}});
+        std::string hash;
+        try {
+            if (paths.size() == 1)
+                hash = sha256File(paths.first().toStdString());
+            else
+                hash = hashInBackground(paths).get();
+        } catch (const std::exception& e) {
+            sayErrorText(e.what());
+            return 2;
+        }
+        j["run"] = {{"path", paths.join(" + ").toStdString()},
+                    {"sha256", hash},
+                    {"sequences", sum.sequences()},
+                    {"tokens", sum.tokens()},
+                    {"summary", {{"relative_accuracy", kRelativeAccuracy}, {"steps", sum.steps().size()},
+                                 {"inputs", std::move(inputs)}}}};
+        j["metrics"] = std::move(metricsJson);
+        if (!writeOutput(jsonOut, j.dump(2) + "\n"))
+            return 2;
+    }
+    if (!quiet && jsonOut != "-")
+        std::printf("%s (summary of %zu inputs): %llu sequences, %llu tokens; ~ quantiles from the sketch, within 1 %% "
+                    "(relative)\n\n%s",
+                    qPrintable(paths.join(" + ")), sum.inputs.size(), (unsigned long long)sum.sequences(),
+                    (unsigned long long)sum.tokens(), table.render().c_str());
+    return 0;
+}
+
 }  // namespace
 
 int runMetrics(const QStringList& args) {
@@ -132,6 +243,18 @@ int runMetrics(const QStringList& args) {
     }
     const bool quiet = p.isSet(quietOpt);
     const QStringList paths = p.values(runOpt);
+    int summaries = 0;
+    for (const QString& path : paths)
+        summaries += looksLikeSummary(path.toStdString()) ? 1 : 0;
+    if (summaries) {
+        if (summaries != paths.size())
+            return usageError("--run takes runs or summaries, not both (kcx summarize turns a run into a summary)");
+        if (p.isSet(perTokenOpt))
+            return usageError("--per-token needs the run itself: a summary keeps no per-token values");
+        if (p.isSet(jsonOpt) && refuseOutputOverInput(p.value(jsonOpt), runInputs(paths)))
+            return 2;
+        return metricsOfSummaries(paths, names, p.isSet(jsonOpt) ? p.value(jsonOpt) : QString(), quiet);
+    }
     for (const auto* o : {&perTokenOpt, &jsonOpt})
         if (p.isSet(*o) && refuseOutputOverInput(p.value(*o), runInputs(paths)))
             return 2;

@@ -18,6 +18,8 @@ int runOpen(const QStringList& args);   // needs a QApplication
 int runReport(const QStringList& args); // needs a QApplication (offscreen is fine)
 int runDiscover(const QStringList& args);
 int runCalibrate(const QStringList& args);
+int runSummarize(const QStringList& args);
+int runMerge(const QStringList& args);
 
 // Prints "kcx: message" to stderr and returns 2.
 int usageError(const QString& message);

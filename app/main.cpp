@@ -32,6 +32,8 @@ const Command kCommands[] = {
     {"verify", "check a sign-off record's signature and that the files still match it", kcx::app::runVerify},
     {"report", "write the review report (HTML or PDF) of a contract evaluated against a run", kcx::app::runReport},
     {"discover", "find the slices where divergence most exceeds the rest of a run (FDR-controlled)", kcx::app::runDiscover},
+    {"summarize", "reduce runs or shards to a summary that merges exactly (SPEC 10)", kcx::app::runSummarize},
+    {"merge", "merge summaries of disjoint shards into one", kcx::app::runMerge},
     {"calibrate", "propose contract thresholds from a trusted run and check they catch bad runs", kcx::app::runCalibrate},
     {"open", "open the window on a run and a contract (the demo when no run is given)", kcx::app::runOpen},
 };

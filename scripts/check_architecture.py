@@ -20,9 +20,10 @@ CORE = {
     'demo': ['base', 'formats'],
     'contract': ['base', 'formats', 'metrics'],
     'heatmap': ['base', 'formats', 'metrics'],
-    'evaluate': ['base', 'formats', 'metrics', 'contract'],
-    'discover': ['base', 'formats', 'metrics', 'contract', 'evaluate'],
-    'signoff': ['base', 'formats', 'metrics', 'contract', 'evaluate'],
+    'summary': ['base', 'formats', 'metrics'],
+    'evaluate': ['base', 'formats', 'metrics', 'contract', 'summary'],
+    'discover': ['base', 'formats', 'metrics', 'contract', 'evaluate', 'summary'],
+    'signoff': ['base', 'formats', 'metrics', 'contract', 'evaluate', 'summary'],
 }
 VIEWS = ['session', 'style']
 UI = {

@@ -183,7 +183,7 @@ std::vector<std::string> firstRecordKeys(const std::string& path, size_t maxByte
     // Stops at the record's end, or as soon as its keys decide (a SPEC 1.1 record with full
     // logits can be very long; its first keys tell).
     const auto decided = [](const std::vector<std::string>& k) {
-        return (has(k, "logp_train") && has(k, "logp_inf")) || has(k, "choices") || has(k, "meta_info") ||
+        return (has(k, "logp_train") && has(k, "logp_inf")) || has(k, "choices") || has(k, "kcx_summary") || has(k, "meta_info") ||
                (has(k, "token_ids") &&
                 (has(k, "loss_mask") || has(k, "inference_logprobs") || has(k, "trainer_logprobs") ||
                  has(k, "token_loss_mask") || has(k, "generation_logprobs") || has(k, "prev_logprobs")));
@@ -201,6 +201,8 @@ std::vector<std::string> firstRecordKeys(const std::string& path, size_t maxByte
 }
 
 Sniffed classifyRecordKeys(const std::vector<std::string>& keys, bool complete) {
+    if (!keys.empty() && keys.front() == "kcx_summary")
+        return {RunKind::Summary, {}};
     if (has(keys, "token_ids") &&
         (has(keys, "loss_mask") || has(keys, "inference_logprobs") || has(keys, "trainer_logprobs") ||
          has(keys, "token_loss_mask") || has(keys, "generation_logprobs") || has(keys, "prev_logprobs")))

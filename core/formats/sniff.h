@@ -16,6 +16,7 @@
 //   - files of other tools that KCX does not read are named (foreignFormat(): a PyTorch
 //     .pt, a pickle, Parquet, Arrow IPC / Feather) and rejected with a pointer to the
 //     Python in docs/formats.md that converts them;
+//   - gzip or JSON whose first key is "kcx_summary" -> a KCX summary (kcx summarize);
 //   - otherwise the file name (.safetensors, .npz), else SPEC 1.1 (whose loader then
 //     names what is wrong).
 #pragma once
@@ -40,6 +41,7 @@ enum class RunKind {
     OneSide,            // one kernel's log-prob dump (needs kcx import)
     UnknownDirectory,   // a directory with neither
     Foreign,            // another tool's file KCX does not read (detail: what it is)
+    Summary,            // a KCX summary (core/summary, docs/summaries.md): JSON whose first key is kcx_summary
 };
 
 struct Sniffed {

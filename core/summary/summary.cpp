@@ -1,0 +1,210 @@
+#include "core/summary/summary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <stdexcept>
+
+namespace kcx {
+
+bool worseThan(const WorstEntry& a, const WorstEntry& b) {
+    const double x = std::fabs(a.value), y = std::fabs(b.value);
+    if (x != y)
+        return x > y;
+    if (a.value != b.value)
+        return a.value > b.value;
+    if (a.step != b.step)
+        return a.step < b.step;
+    if (a.id != b.id)
+        return a.id < b.id;
+    return a.position < b.position;
+}
+
+void MetricCell::add(double v) {
+    if (count == 0) {
+        min = max = v;
+    } else {
+        min = std::min(min, v);
+        max = std::max(max, v);
+    }
+    ++count;
+    sum.add(v);
+    sumSq.add(v * v);
+    sketch.add(v);
+}
+
+void MetricCell::offerWorst(const WorstEntry& e) {
+    if (worst.size() >= kWorstKept && !worseThan(e, worst.back()))
+        return;
+    worst.insert(std::upper_bound(worst.begin(), worst.end(), e, worseThan), e);
+    if (worst.size() > kWorstKept)
+        worst.pop_back();
+}
+
+void MetricCell::merge(const MetricCell& o) {
+    if (o.count) {
+        min = count ? std::min(min, o.min) : o.min;
+        max = count ? std::max(max, o.max) : o.max;
+    }
+    count += o.count;
+    missing += o.missing;
+    nonfinite += o.nonfinite;
+    sum.merge(o.sum);
+    sumSq.merge(o.sumSq);
+    sketch.merge(o.sketch);
+    sequences += o.sequences;
+    seqSumSq.merge(o.seqSumSq);
+    seqCountSq.merge(o.seqCountSq);
+    seqSumCount.merge(o.seqSumCount);
+    seqMax.merge(o.seqMax);
+    for (const WorstEntry& e : o.worst)
+        offerWorst(e);
+}
+
+bool MetricCell::operator==(const MetricCell& o) const {
+    return count == o.count && missing == o.missing && nonfinite == o.nonfinite && sum == o.sum &&
+           sumSq == o.sumSq && (count == 0 || (min == o.min && max == o.max)) && sketch == o.sketch &&
+           sequences == o.sequences && seqSumSq == o.seqSumSq && seqCountSq == o.seqCountSq &&
+           seqSumCount == o.seqSumCount && seqMax == o.seqMax && worst == o.worst;
+}
+
+void RunSums::merge(const RunSums& o) {
+    pairs += o.pairs;
+    ratios += o.ratios;
+    missing += o.missing;
+    nonfinite += o.nonfinite;
+    sequences += o.sequences;
+    sw.merge(o.sw);
+    sw2.merge(o.sw2);
+    sp.merge(o.sp);
+    sq.merge(o.sq);
+    sp2.merge(o.sp2);
+    sq2.merge(o.sq2);
+    spq.merge(o.spq);
+    seqMeans.merge(o.seqMeans);
+}
+
+bool RunSums::operator==(const RunSums& o) const {
+    return pairs == o.pairs && ratios == o.ratios && missing == o.missing && nonfinite == o.nonfinite &&
+           sequences == o.sequences && sw == o.sw && sw2 == o.sw2 && sp == o.sp && sq == o.sq && sp2 == o.sp2 &&
+           sq2 == o.sq2 && spq == o.spq && seqMeans == o.seqMeans;
+}
+
+void CellData::merge(const CellData& o) {
+    sequences += o.sequences;
+    tokens += o.tokens;
+    for (const auto& [name, m] : o.metrics)
+        metrics[name].merge(m);
+    run.merge(o.run);
+}
+
+bool CellData::operator==(const CellData& o) const {
+    return sequences == o.sequences && tokens == o.tokens && metrics == o.metrics && run == o.run;
+}
+
+void RunSummary::merge(const RunSummary& o) {
+    if (ppoClip != o.ppoClip)
+        throw std::invalid_argument("the summaries were made with different --ppo-clip (" + std::to_string(ppoClip) +
+                                    " and " + std::to_string(o.ppoClip) + ")");
+    std::set<std::string> hashes, paths;
+    for (const SummaryInput& i : inputs) {
+        hashes.insert(i.sha256);
+        paths.insert(i.path);
+    }
+    for (const SummaryInput& i : o.inputs) {
+        if (hashes.count(i.sha256))
+            throw std::invalid_argument("input '" + i.path + "' (sha256 " + i.sha256.substr(0, 12) +
+                                        "…) is in both summaries: merging would count it twice");
+        if (paths.count(i.path))
+            throw std::invalid_argument("the path '" + i.path + "' is in both summaries with different contents");
+    }
+    // A shard without top-k or logits counts those metrics as missing, as the whole run does.
+    hasTopK = hasTopK || o.hasTopK;
+    hasLogits = hasLogits || o.hasLogits;
+    hasRewards = hasRewards || o.hasRewards;
+    inputs.insert(inputs.end(), o.inputs.begin(), o.inputs.end());
+    std::sort(inputs.begin(), inputs.end());
+    for (const auto& [key, cell] : o.cells)
+        cells[key].merge(cell);
+}
+
+uint64_t RunSummary::sequences() const {
+    uint64_t n = 0;
+    for (const auto& [key, cell] : cells)
+        if (key.key.empty() && key.pos < 0)
+            n += cell.sequences;
+    return n;
+}
+
+uint64_t RunSummary::tokens() const {
+    uint64_t n = 0;
+    for (const auto& [key, cell] : cells)
+        if (key.key.empty() && key.pos < 0)
+            n += cell.tokens;
+    return n;
+}
+
+std::vector<int64_t> RunSummary::steps() const {
+    std::set<int64_t> s;
+    for (const auto& [key, cell] : cells)
+        s.insert(key.step);
+    return {s.begin(), s.end()};
+}
+
+std::optional<CellData> RunSummary::total(const std::string& key, const std::string& value, int pos) const {
+    std::optional<CellData> t;
+    for (const auto& [k, cell] : cells)
+        if (k.key == key && k.value == value && k.pos == pos) {
+            if (!t)
+                t = cell;
+            else
+                t->merge(cell);
+        }
+    return t;
+}
+
+double essOf(const RunSums& s) {
+    const double sw = s.sw.value(), sw2 = s.sw2.value();
+    return s.ratios && sw2 > 0 ? sw * sw / (double(s.ratios) * sw2) : std::numeric_limits<double>::quiet_NaN();
+}
+
+double probPearsonOf(const RunSums& s) {
+    if (s.pairs < 2)
+        return std::numeric_limits<double>::quiet_NaN();
+    // From raw moments in long double: n Σpq − Σp Σq over the square roots of the same for p
+    // and q. The sums are exact; the differences keep 64 bits.
+    const long double n = s.pairs, sp = s.sp.value(), sq = s.sq.value();
+    const long double cov = n * (long double)s.spq.value() - sp * sq;
+    const long double vp = n * (long double)s.sp2.value() - sp * sp;
+    const long double vq = n * (long double)s.sq2.value() - sq * sq;
+    if (!(vp > 0 && vq > 0))
+        return std::numeric_limits<double>::quiet_NaN();
+    return double(cov / std::sqrt(vp * vq));
+}
+
+double logPplDiffOf(const RunSums& s) {
+    return s.sequences ? s.seqMeans.value() / double(s.sequences) : std::numeric_limits<double>::quiet_NaN();
+}
+
+std::optional<double> sketchQuantile(const MetricCell& c, double q) {
+    if (c.count == 0)
+        return std::nullopt;
+    const uint64_t n = c.count;
+    const double h = double(n - 1) * q;
+    const uint64_t lo = std::min<uint64_t>(uint64_t(std::floor(h)), n - 1);
+    const double frac = h - double(lo);
+    auto at = [&](uint64_t r) {
+        if (r == 0)
+            return c.min;
+        if (r >= n - 1)
+            return c.max;
+        return std::clamp(c.sketch.valueAtRank(r), c.min, c.max);
+    };
+    const double a = at(lo);
+    if (frac == 0 || lo + 1 >= n)
+        return a;
+    return a + frac * (at(lo + 1) - a);
+}
+
+}  // namespace kcx

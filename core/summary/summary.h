@@ -1,0 +1,143 @@
+// Summaries (SPEC 10, docs/summaries.md): a run reduced to what the metrics, the contract
+// and the window ask of it, per training step and slice value, in a size that does not grow
+// with the number of tokens; and merged, exactly, with the summaries of other shards.
+//
+// A summary is a set of cells. A cell is one step (or none) × one scope: all tokens, one
+// value of a slice key (labelled keys, and the derived keys of docs/slices.md), optionally
+// crossed with one position bucket (the heatmap's slices × positions). For every metric of
+// SPEC 2, a cell holds exact counts (values, missing, non-finite), exact sums of the values
+// and their squares (ExactSum), the minimum and maximum, a quantile sketch (Sketch, 1 %
+// relative accuracy), per-sequence sums for intervals that treat sequences as the unit, a
+// sketch of each sequence's maximum (the exceedance test's `unit: sequence`) and the few
+// worst tokens or sequences with their ids. Every part merges exactly, so any order and
+// grouping of merges gives the same summary, byte for byte once written.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/formats/run.h"
+#include "core/metrics/metrics.h"
+#include "core/summary/exact_sum.h"
+#include "core/summary/sketch.h"
+
+namespace kcx {
+
+inline constexpr int kSummaryVersion = 1;
+inline constexpr size_t kWorstKept = 5;     // worst tokens / sequences kept per cell and metric
+
+// One of the worst values of a cell: ranked by |value|, ties by id then position.
+struct WorstEntry {
+    double value = 0;
+    std::string id;        // the sequence's id
+    int64_t position = -1; // the token's position in its sequence; −1 for a sequence metric
+    int64_t step = -1;
+    bool operator==(const WorstEntry&) const = default;
+};
+bool worseThan(const WorstEntry& a, const WorstEntry& b);
+
+struct MetricCell {
+    uint64_t count = 0, missing = 0, nonfinite = 0;
+    ExactSum sum, sumSq;
+    double min = 0, max = 0;            // meaningful when count > 0
+    Sketch sketch;
+    // Per sequence (token metrics; for sequence metrics each sequence is its own value):
+    // sequences with a value here, Σ S_s², Σ n_s², Σ S_s n_s where S_s and n_s are a
+    // sequence's sum and count of values in the cell, and a sketch of each sequence's max.
+    uint64_t sequences = 0;
+    ExactSum seqSumSq, seqCountSq, seqSumCount;
+    Sketch seqMax;
+    std::vector<WorstEntry> worst;      // at most kWorstKept, worst first
+
+    void add(double v);                 // a finite value (count, sums, min/max, sketch)
+    void offerWorst(const WorstEntry& e);
+    void merge(const MetricCell& o);
+    double mean() const { return count ? sum.value() / double(count) : 0; }
+    bool operator==(const MetricCell&) const;
+};
+
+// The sums behind the per-run metrics (SPEC 2.4a) over a cell's tokens.
+struct RunSums {
+    uint64_t pairs = 0;        // tokens with both log-probs finite
+    uint64_t ratios = 0;       // of those, tokens whose ratio w is finite
+    uint64_t missing = 0, nonfinite = 0;
+    uint64_t sequences = 0;    // sequences with at least one pair
+    ExactSum sw, sw2;          // Σ w, Σ w²  (ess)
+    ExactSum sp, sq, sp2, sq2, spq;   // Σ p, Σ q, Σ p², Σ q², Σ p q over pairs (prob_pearson)
+    ExactSum seqMeans;         // Σ over sequences of mean_t (lp_inf − lp_train) (log_ppl_diff)
+    void merge(const RunSums& o);
+    bool operator==(const RunSums&) const;
+};
+
+// A cell's place. Keys and values are names; "" means "all" (no key) and pos −1 "all
+// positions". step −1 means the sequences that have no step.
+struct CellKey {
+    int64_t step = -1;
+    std::string key, value;
+    int pos = -1;              // index of derived.pos_bucket's values, or −1
+    auto operator<=>(const CellKey&) const = default;
+};
+
+struct CellData {
+    uint64_t sequences = 0, tokens = 0;
+    std::map<std::string, MetricCell> metrics;   // by metric name (token and sequence metrics)
+    RunSums run;
+    void merge(const CellData& o);
+    bool operator==(const CellData&) const;
+};
+
+struct SummaryInput {
+    std::string path, sha256;
+    uint64_t sequences = 0, tokens = 0;
+    auto operator<=>(const SummaryInput&) const = default;
+};
+
+struct RunSummary {
+    double ppoClip = 0.2;
+    std::vector<SummaryInput> inputs;            // sorted
+    std::map<CellKey, CellData> cells;
+    // What the shards carried (the same on every shard, like a joined run requires).
+    bool hasTopK = false, hasLogits = false, hasRewards = false;
+
+    void merge(const RunSummary& o);             // throws std::invalid_argument when they clash
+    uint64_t sequences() const;                  // from the step cells of scope "all"
+    uint64_t tokens() const;
+    std::vector<int64_t> steps() const;          // ascending; −1 (no step) first when present
+    // The cell over every step for a scope (merged from the step cells); nullopt when none.
+    std::optional<CellData> total(const std::string& key = "", const std::string& value = "", int pos = -1) const;
+};
+
+// Reduces a run. The run's inputs (paths and hashes) are the caller's to fill in.
+struct SummarizeOptions {
+    double ppoClip = 0.2;
+    int threads = 0;
+};
+RunSummary summarizeRun(std::shared_ptr<const Run> run, const SummarizeOptions& options = {},
+                        const Progress& progress = {});
+
+// Per-run metrics from their sums (NaN when they have no value).
+double essOf(const RunSums& s);
+double probPearsonOf(const RunSums& s);
+double logPplDiffOf(const RunSums& s);
+
+// The type-7 quantile (SPEC 3) read from a cell's sketch, clamped to [min, max]; exact at
+// q = 0 and q = 1.
+std::optional<double> sketchQuantile(const MetricCell& c, double q);
+
+// Files. A summary file is gzip-compressed JSON (docs/summaries.md); readSummary accepts it
+// compressed or not and checks everything (InputError with file and place).
+inline constexpr size_t kMaxSummaryBytes = size_t(4) << 30;   // uncompressed JSON
+void writeSummary(const RunSummary& s, const std::string& path);
+std::string summaryJsonText(const RunSummary& s);
+RunSummary readSummary(const std::string& path);
+RunSummary parseSummary(const std::string& text, const std::string& file);
+// True when the bytes (the head of a file) are a summary: gzip or JSON whose first key is
+// "kcx_summary".
+bool looksLikeSummary(const std::string& path);
+
+}  // namespace kcx

@@ -1,0 +1,353 @@
+// summarizeRun: one run reduced to cells (summary.h). Every metric is computed by the
+// MetricEngine exactly as `kcx metrics` computes it, one at a time, and its values are
+// routed to the cells of their step and slices.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <stdexcept>
+
+#include "core/base/det_math.h"
+#include "core/base/parallel.h"
+#include "core/metrics/derived_slices.h"
+#include "core/summary/summary.h"
+
+namespace kcx {
+
+namespace {
+
+constexpr int kPosBuckets = int(std::size(kPositionEdges));
+
+// The cells a sequence's tokens go to: the same for every sequence of one step and one set
+// of sequence-level labels (a "profile").
+struct Profile {
+    std::vector<int> base;                          // pos −1: all, then each labelled value
+    std::vector<int> pos[kPosBuckets];              // the same crossed with the position bucket
+    std::vector<std::vector<int>> tokenKey;         // per token-level derived key: cell per code
+};
+
+struct Layout {
+    std::vector<CellKey> keys;                      // cell id -> key
+    std::map<CellKey, int> ids;
+    std::vector<Profile> profiles;
+    std::vector<int> profileOf;                     // per sequence
+    std::vector<int64_t> stepOf;                    // per sequence
+    std::vector<std::shared_ptr<const DerivedCodes>> tokenCodes;   // token-level derived keys
+    int cell(const CellKey& k) {
+        auto [it, fresh] = ids.emplace(k, int(keys.size()));
+        if (fresh)
+            keys.push_back(k);
+        return it->second;
+    }
+};
+
+Layout makeLayout(const Run& run, MetricEngine& engine) {
+    Layout L;
+    const size_t N = run.sequenceCount();
+    const std::vector<int64_t> steps = run.steps();
+    L.stepOf = steps.empty() ? std::vector<int64_t>(N, -1) : steps;
+    // Sequence-level keys: the labelled ones (step is the cells' own axis), then the derived.
+    struct SeqKey {
+        std::string name;
+        std::vector<std::string> values;
+        int labelIndex = -1;                                // into run.slices
+        std::shared_ptr<const DerivedCodes> codes;          // or derived
+    };
+    std::vector<SeqKey> seqKeys;
+    for (size_t k = 0; k < run.slices.keys.size(); ++k) {
+        if (!steps.empty() && run.slices.keys[k] == kStepKey)
+            continue;
+        seqKeys.push_back({run.slices.keys[k], run.slices.values[k], int(k), nullptr});
+    }
+    std::vector<std::string> tokenKeyNames;
+    for (const std::string& key : engine.derived().available()) {
+        if (key == "derived.pos_bucket")
+            continue;   // the cells' position axis
+        auto codes = engine.derived().get(key);
+        if (codes->level == DerivedLevel::Sequence) {
+            seqKeys.push_back({key, codes->values, -1, codes});
+        } else {
+            L.tokenCodes.push_back(codes);
+            tokenKeyNames.push_back(key);
+        }
+    }
+    const std::vector<std::string>& posNames = findDerivedKey("derived.pos_bucket")->values;
+    std::map<std::vector<int64_t>, int> profileIds;
+    L.profileOf.resize(N);
+    std::vector<int64_t> sig;
+    for (size_t s = 0; s < N; ++s) {
+        sig.assign(1, L.stepOf[s]);
+        for (const SeqKey& k : seqKeys) {
+            if (k.labelIndex >= 0)
+                sig.push_back(run.slices.codes[s * run.slices.keys.size() + size_t(k.labelIndex)]);
+            else
+                sig.push_back(k.codes->sequence[s]);
+        }
+        auto [it, fresh] = profileIds.emplace(sig, int(L.profiles.size()));
+        L.profileOf[s] = it->second;
+        if (!fresh)
+            continue;
+        Profile p;
+        const int64_t step = L.stepOf[s];
+        p.base.push_back(L.cell({step, "", "", -1}));
+        for (int b = 0; b < kPosBuckets; ++b)
+            p.pos[b].push_back(L.cell({step, "", "", b}));
+        for (size_t k = 0; k < seqKeys.size(); ++k) {
+            const int64_t code = sig[k + 1];
+            if (code < 0)
+                continue;
+            const std::string& value = seqKeys[k].values[size_t(code)];
+            p.base.push_back(L.cell({step, seqKeys[k].name, value, -1}));
+            for (int b = 0; b < kPosBuckets; ++b)
+                p.pos[b].push_back(L.cell({step, seqKeys[k].name, value, b}));
+        }
+        for (size_t t = 0; t < L.tokenCodes.size(); ++t) {
+            std::vector<int> byCode;
+            for (const std::string& value : L.tokenCodes[t]->values)
+                byCode.push_back(L.cell({step, tokenKeyNames[t], value, -1}));
+            p.tokenKey.push_back(std::move(byCode));
+        }
+        L.profiles.push_back(std::move(p));
+    }
+    (void)posNames;
+    return L;
+}
+
+// The cells of one token, in a small reused buffer.
+template <class F>
+void forTokenCells(const Layout& L, const Profile& p, size_t s, size_t tokenIndex, size_t position, F&& f) {
+    (void)s;
+    for (int c : p.base)
+        f(c);
+    const int b = positionBucket(position);
+    for (int c : p.pos[b])
+        f(c);
+    for (size_t t = 0; t < L.tokenCodes.size(); ++t) {
+        const int code = L.tokenCodes[t]->token[tokenIndex];
+        if (code >= 0)
+            f(p.tokenKey[t][size_t(code)]);
+    }
+}
+
+// A sequence's running figures in one cell, flushed when the sequence ends.
+struct Partial {
+    int cell = -1;
+    uint64_t n = 0;
+    double sum = 0, max = -INFINITY;
+};
+
+struct SeqScratch {
+    std::vector<int> slot;           // per cell: index into parts, or −1
+    std::vector<Partial> parts;
+    explicit SeqScratch(size_t cells) : slot(cells, -1) {}
+    Partial& at(int cell) {
+        int& s = slot[size_t(cell)];
+        if (s < 0) {
+            s = int(parts.size());
+            parts.push_back({cell, 0, 0, -INFINITY});
+        }
+        return parts[size_t(s)];
+    }
+    template <class F>
+    void flush(F&& f) {
+        for (Partial& p : parts) {
+            f(p);
+            slot[size_t(p.cell)] = -1;
+        }
+        parts.clear();
+    }
+};
+
+bool lacksInputs(const MetricInfo& info, const Run& run) {
+    if (info.level != MetricLevel::Token)
+        return false;
+    return (info.needs == "logits" && !run.hasLogits()) ||
+           (info.needs == "topk|logits" && !run.hasTopK() && !run.hasLogits());
+}
+
+size_t chunksFor(int threads) { return size_t(std::max(1, resolveThreads(threads))) * 2; }
+
+}  // namespace
+
+RunSummary summarizeRun(std::shared_ptr<const Run> runPtr, const SummarizeOptions& options,
+                        const Progress& progress) {
+    const Run& run = *runPtr;
+    MetricOptions mo;
+    mo.ppoClip = options.ppoClip;
+    mo.threads = options.threads;
+    MetricEngine engine(runPtr, mo);
+    engine.setLean(true);
+    Layout L = makeLayout(run, engine);
+    const size_t N = run.sequenceCount(), C = L.keys.size();
+    const size_t chunks = chunksFor(options.threads);
+
+    RunSummary out;
+    out.ppoClip = options.ppoClip;
+    out.hasTopK = run.hasTopK();
+    out.hasLogits = run.hasLogits();
+    out.hasRewards = run.hasRewards();
+    std::vector<CellData> cells(C);
+
+    // Tokens and sequences per cell, and the per-run sums, in one pass.
+    {
+        std::vector<std::vector<CellData>> part(chunks);
+        parallelChunks(N, chunks, options.threads, [&](size_t ci, size_t b, size_t e) {
+            std::vector<CellData> local(C);
+            SeqScratch scratch(C);
+            for (size_t s = b; s < e; ++s) {
+                const Profile& p = L.profiles[size_t(L.profileOf[s])];
+                std::vector<int> touched;
+                for (size_t i = run.seqBegin(s); i < run.seqEnd(s); ++i) {
+                    const double a = run.lpTrain[i], q = run.lpInf[i];
+                    const int st = (isMissing(a) || isMissing(q)) ? 1 : (!std::isfinite(a) || !std::isfinite(q)) ? 2 : 0;
+                    const double w = det::exp(a - q), pa = det::exp(a), pq = det::exp(q);
+                    forTokenCells(L, p, s, i, i - run.seqBegin(s), [&](int c) {
+                        CellData& d = local[size_t(c)];
+                        ++d.tokens;
+                        Partial& part = scratch.at(c);
+                        RunSums& r = d.run;
+                        if (st) {
+                            (st == 1 ? r.missing : r.nonfinite)++;
+                            return;
+                        }
+                        ++r.pairs;
+                        ++part.n;
+                        part.sum += q - a;
+                        r.sp.add(pa);
+                        r.sq.add(pq);
+                        r.sp2.add(pa * pa);
+                        r.sq2.add(pq * pq);
+                        r.spq.add(pa * pq);
+                        if (std::isfinite(w)) {
+                            ++r.ratios;
+                            r.sw.add(w);
+                            r.sw2.add(w * w);
+                        } else {
+                            ++r.nonfinite;
+                        }
+                    });
+                }
+                // A sequence belongs to its base cells even when it has no token.
+                for (int c : p.base)
+                    scratch.at(c);
+                scratch.flush([&](const Partial& pt) {
+                    CellData& d = local[size_t(pt.cell)];
+                    ++d.sequences;
+                    if (pt.n) {
+                        ++d.run.sequences;
+                        d.run.seqMeans.add(pt.sum / double(pt.n));
+                    }
+                });
+            }
+            part[ci] = std::move(local);
+        });
+        for (auto& local : part)
+            if (!local.empty())
+                for (size_t c = 0; c < C; ++c)
+                    cells[c].merge(local[c]);
+    }
+    report(progress, 0.05);
+
+    const auto& catalog = metricCatalog();
+    size_t done = 0;
+    for (const MetricInfo& info : catalog) {
+        report(progress, 0.05 + 0.95 * double(done++) / double(catalog.size()));
+        if (info.level == MetricLevel::Run)
+            continue;   // from the run sums
+        if (lacksInputs(info, run)) {
+            for (size_t c = 0; c < C; ++c)
+                cells[c].metrics[info.name].missing = cells[c].tokens;
+            continue;
+        }
+        auto values = engine.get(info.name);
+        std::vector<std::vector<MetricCell>> part(chunks);
+        if (info.level == MetricLevel::Token) {
+            parallelChunks(N, chunks, options.threads, [&](size_t ci, size_t b, size_t e) {
+                std::vector<MetricCell> local(C);
+                SeqScratch scratch(C);
+                for (size_t s = b; s < e; ++s) {
+                    const Profile& p = L.profiles[size_t(L.profileOf[s])];
+                    const size_t t0 = run.seqBegin(s);
+                    for (size_t i = t0; i < run.seqEnd(s); ++i) {
+                        const double v = values->values[i];
+                        const bool miss = std::isnan(v) && isMissing(v);
+                        const bool nf = std::isnan(v) && !miss;
+                        forTokenCells(L, p, s, i, i - t0, [&](int c) {
+                            MetricCell& m = local[size_t(c)];
+                            if (miss) {
+                                ++m.missing;
+                                return;
+                            }
+                            if (nf) {
+                                ++m.nonfinite;
+                                return;
+                            }
+                            m.add(v);
+                            Partial& pt = scratch.at(c);
+                            ++pt.n;
+                            pt.sum += v;
+                            pt.max = std::max(pt.max, v);
+                            if (m.worst.size() < kWorstKept || std::fabs(v) >= std::fabs(m.worst.back().value))
+                                m.offerWorst({v, run.ids[s], int64_t(i - t0), L.stepOf[s]});
+                        });
+                    }
+                    scratch.flush([&](const Partial& pt) {
+                        if (!pt.n)
+                            return;
+                        MetricCell& m = local[size_t(pt.cell)];
+                        ++m.sequences;
+                        m.seqSumSq.add(pt.sum * pt.sum);
+                        m.seqCountSq.add(double(pt.n) * double(pt.n));
+                        m.seqSumCount.add(pt.sum * double(pt.n));
+                        m.seqMax.add(pt.max);
+                    });
+                }
+                part[ci] = std::move(local);
+            });
+        } else {   // a sequence metric: its sequence's base cells
+            parallelChunks(N, chunks, options.threads, [&](size_t ci, size_t b, size_t e) {
+                std::vector<MetricCell> local(C);
+                for (size_t s = b; s < e; ++s) {
+                    const Profile& p = L.profiles[size_t(L.profileOf[s])];
+                    const double v = values->values[s];
+                    for (int c : p.base) {
+                        MetricCell& m = local[size_t(c)];
+                        if (std::isnan(v)) {
+                            (isMissing(v) ? m.missing : m.nonfinite)++;
+                            continue;
+                        }
+                        m.add(v);
+                        ++m.sequences;
+                        m.seqSumSq.add(v * v);
+                        m.seqCountSq.add(1);
+                        m.seqSumCount.add(v);
+                        m.seqMax.add(v);
+                        if (m.worst.size() < kWorstKept || std::fabs(v) >= std::fabs(m.worst.back().value))
+                            m.offerWorst({v, run.ids[s], -1, L.stepOf[s]});
+                    }
+                }
+                part[ci] = std::move(local);
+            });
+        }
+        for (auto& local : part)
+            if (!local.empty())
+                for (size_t c = 0; c < C; ++c)
+                    cells[c].metrics[info.name].merge(local[c]);
+        values.reset();
+        engine.release(info.name);
+    }
+    // Sequence metrics are not kept in cells that split a sequence (position buckets,
+    // token-level keys): drop their empty entries there.
+    for (size_t c = 0; c < C; ++c) {
+        const bool splits = L.keys[c].pos >= 0 || (isDerivedKey(L.keys[c].key) &&
+                                                    derivedLevel(L.keys[c].key) == DerivedLevel::Token);
+        if (splits)
+            for (const MetricInfo& info : catalog)
+                if (info.level == MetricLevel::Sequence)
+                    cells[c].metrics.erase(info.name);
+        out.cells.emplace(L.keys[c], std::move(cells[c]));
+    }
+    report(progress, 1.0);
+    return out;
+}
+
+}  // namespace kcx

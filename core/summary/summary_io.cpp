@@ -1,0 +1,502 @@
+// Summary files (docs/summaries.md): gzip-compressed JSON with keys in a fixed order, so that
+// equal summaries are equal files. Reading checks every field and names its place.
+#include <zlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "core/base/errors.h"
+#include "core/base/json_depth.h"
+#include "core/base/safe_write.h"
+#include "core/formats/sniff.h"
+#include "core/metrics/derived_slices.h"
+#include "core/summary/summary.h"
+
+namespace kcx {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+const std::vector<std::string>& posNames() { return findDerivedKey("derived.pos_bucket")->values; }
+
+ojson sumJson(const ExactSum& s) {
+    const ExactSum::Canonical c = s.canonical();
+    if (!c.sign)
+        return 0;
+    ojson a = ojson::array({c.sign, c.low});
+    for (uint32_t l : c.limbs)
+        a.push_back(l);
+    return a;
+}
+
+ojson storeJson(const Sketch::Store& s) {
+    Sketch::Store t = s;
+    t.trim();
+    // A run of k > 1 empty buckets is written -k (sketches of data with gaps stay small).
+    ojson counts = ojson::array();
+    for (size_t i = 0; i < t.counts.size();) {
+        size_t k = i;
+        while (k < t.counts.size() && t.counts[k] == 0)
+            ++k;
+        if (k - i >= 2) {
+            counts.push_back(-int64_t(k - i));
+            i = k;
+        } else {
+            counts.push_back(t.counts[i]);
+            ++i;
+        }
+    }
+    return ojson::array({t.offset, std::move(counts)});
+}
+
+ojson sketchJson(const Sketch& s) {
+    ojson j = ojson::object();
+    j["zero"] = s.zeros();
+    j["pos"] = storeJson(s.positive());
+    j["neg"] = storeJson(s.negative());
+    return j;
+}
+
+ojson metricJson(const MetricCell& m) {
+    ojson j = ojson::object();
+    j["count"] = m.count;
+    j["missing"] = m.missing;
+    j["nonfinite"] = m.nonfinite;
+    if (!m.count)
+        return j;
+    j["sum"] = sumJson(m.sum);
+    j["sum_sq"] = sumJson(m.sumSq);
+    j["min"] = m.min;
+    j["max"] = m.max;
+    j["sketch"] = sketchJson(m.sketch);
+    j["sequences"] = m.sequences;
+    j["seq_sum_sq"] = sumJson(m.seqSumSq);
+    j["seq_count_sq"] = sumJson(m.seqCountSq);
+    j["seq_sum_count"] = sumJson(m.seqSumCount);
+    j["seq_max"] = sketchJson(m.seqMax);
+    ojson w = ojson::array();
+    for (const WorstEntry& e : m.worst)
+        w.push_back(ojson::array({e.value, e.id, e.position, e.step}));
+    j["worst"] = std::move(w);
+    return j;
+}
+
+ojson runJson(const RunSums& r) {
+    ojson j = ojson::object();
+    j["pairs"] = r.pairs;
+    j["ratios"] = r.ratios;
+    j["missing"] = r.missing;
+    j["nonfinite"] = r.nonfinite;
+    j["sequences"] = r.sequences;
+    j["sw"] = sumJson(r.sw);
+    j["sw2"] = sumJson(r.sw2);
+    j["sp"] = sumJson(r.sp);
+    j["sq"] = sumJson(r.sq);
+    j["sp2"] = sumJson(r.sp2);
+    j["sq2"] = sumJson(r.sq2);
+    j["spq"] = sumJson(r.spq);
+    j["seq_means"] = sumJson(r.seqMeans);
+    return j;
+}
+
+// ---- reading ------------------------------------------------------------------------------
+
+class Reader {
+public:
+    explicit Reader(std::string file) : file_(std::move(file)) {}
+    [[noreturn]] void fail(const std::string& place, const std::string& message) const {
+        throw InputError(file_, place, message);
+    }
+    const nlohmann::json& field(const nlohmann::json& obj, const std::string& place, const char* key) const {
+        auto it = obj.find(key);
+        if (it == obj.end())
+            fail(place, std::string("\"") + key + "\" is missing");
+        return *it;
+    }
+    uint64_t count(const nlohmann::json& v, const std::string& place) const {
+        if (!v.is_number_unsigned())
+            fail(place, "expected a whole number >= 0");
+        return v.get<uint64_t>();
+    }
+    int64_t integer(const nlohmann::json& v, const std::string& place) const {
+        if (!v.is_number_integer())
+            fail(place, "expected a whole number");
+        return v.get<int64_t>();
+    }
+    double finite(const nlohmann::json& v, const std::string& place) const {
+        if (!v.is_number())
+            fail(place, "expected a number");
+        const double d = v.get<double>();
+        if (!std::isfinite(d))
+            fail(place, "expected a finite number");
+        return d;
+    }
+    std::string text(const nlohmann::json& v, const std::string& place) const {
+        if (!v.is_string())
+            fail(place, "expected a string");
+        return v.get<std::string>();
+    }
+    ExactSum sum(const nlohmann::json& v, const std::string& place) const {
+        if (v.is_number_integer() && v.get<int64_t>() == 0)
+            return {};
+        if (!v.is_array() || v.size() < 3)
+            fail(place, "expected 0 or an exact sum [sign, low, limb, ...]");
+        ExactSum::Canonical c;
+        c.sign = int(integer(v[0], place + "[0]"));
+        c.low = int(std::clamp<int64_t>(integer(v[1], place + "[1]"), -1, 1000));
+        for (size_t i = 2; i < v.size(); ++i) {
+            const uint64_t l = count(v[i], place + "[" + std::to_string(i) + "]");
+            if (l > 0xffffffffu)
+                fail(place + "[" + std::to_string(i) + "]", "a limb must be below 2^32");
+            c.limbs.push_back(uint32_t(l));
+        }
+        try {
+            return ExactSum::fromCanonical(c);
+        } catch (const std::invalid_argument& e) {
+            fail(place, e.what());
+        }
+    }
+    void store(const nlohmann::json& v, const std::string& place, Sketch& sk, bool negative) const {
+        if (!v.is_array() || v.size() != 2 || !v[1].is_array())
+            fail(place, "expected [offset, [counts...]]");
+        const int64_t offset = integer(v[0], place + "[0]");
+        const auto& counts = v[1];
+        // A bucket index is ceil(log(x)/log γ) for a double x: |index| < 40,000.
+        constexpr int64_t kReach = 40000;
+        if (offset < -kReach || offset > kReach)
+            fail(place, "bucket indices outside what a double can reach");
+        if (!counts.empty() && (!counts.front().is_number_unsigned() || counts.front() == 0 ||
+                                !counts.back().is_number_unsigned() || counts.back() == 0))
+            fail(place, "a store starts and ends with a non-zero count");
+        if (counts.empty() && offset != 0)
+            fail(place, "an empty store has offset 0");
+        int64_t index = offset;
+        bool lastWasGap = false;
+        for (size_t i = 0; i < counts.size(); ++i) {
+            const std::string at = place + "[1][" + std::to_string(i) + "]";
+            if (counts[i].is_number_integer() && counts[i].get<int64_t>() < 0) {
+                const int64_t gap = -counts[i].get<int64_t>();
+                if (gap < 2 || lastWasGap)
+                    fail(at, "a run of empty buckets is -k with k >= 2, between counts");
+                index += gap;
+                lastWasGap = true;
+            } else {
+                const uint64_t c = count(counts[i], at);
+                if (c)
+                    sk.addBucket(negative, int32_t(index), c);
+                ++index;
+                lastWasGap = false;
+            }
+            if (index > kReach + 1)
+                fail(at, "bucket indices outside what a double can reach");
+        }
+    }
+    Sketch sketch(const nlohmann::json& v, const std::string& place) const {
+        if (!v.is_object())
+            fail(place, "expected a sketch object {zero, pos, neg}");
+        Sketch s;
+        s.addZero(count(field(v, place, "zero"), place + ".zero"));
+        store(field(v, place, "pos"), place + ".pos", s, false);
+        store(field(v, place, "neg"), place + ".neg", s, true);
+        return s;
+    }
+    MetricCell metric(const nlohmann::json& v, const std::string& place, bool tokenLevel) const {
+        if (!v.is_object())
+            fail(place, "expected an object");
+        MetricCell m;
+        m.count = count(field(v, place, "count"), place + ".count");
+        m.missing = count(field(v, place, "missing"), place + ".missing");
+        m.nonfinite = count(field(v, place, "nonfinite"), place + ".nonfinite");
+        if (!m.count) {
+            if (v.size() != 3)
+                fail(place, "a metric with no value has only count, missing and nonfinite");
+            return m;
+        }
+        m.sum = sum(field(v, place, "sum"), place + ".sum");
+        m.sumSq = sum(field(v, place, "sum_sq"), place + ".sum_sq");
+        m.min = finite(field(v, place, "min"), place + ".min");
+        m.max = finite(field(v, place, "max"), place + ".max");
+        if (m.min > m.max)
+            fail(place, "min is above max");
+        m.sketch = sketch(field(v, place, "sketch"), place + ".sketch");
+        if (m.sketch.count() != m.count)
+            fail(place + ".sketch", "the sketch holds " + std::to_string(m.sketch.count()) + " values, count says " +
+                                        std::to_string(m.count));
+        m.sequences = count(field(v, place, "sequences"), place + ".sequences");
+        if (m.sequences == 0 || m.sequences > m.count || (!tokenLevel && m.sequences != m.count))
+            fail(place + ".sequences", "does not fit count (a value belongs to a sequence)");
+        m.seqSumSq = sum(field(v, place, "seq_sum_sq"), place + ".seq_sum_sq");
+        m.seqCountSq = sum(field(v, place, "seq_count_sq"), place + ".seq_count_sq");
+        m.seqSumCount = sum(field(v, place, "seq_sum_count"), place + ".seq_sum_count");
+        m.seqMax = sketch(field(v, place, "seq_max"), place + ".seq_max");
+        if (m.seqMax.count() != m.sequences)
+            fail(place + ".seq_max", "the sketch of sequence maxima does not hold one value per sequence");
+        const auto& w = field(v, place, "worst");
+        if (!w.is_array() || w.empty() || w.size() > kWorstKept || w.size() > m.count)
+            fail(place + ".worst", "expected 1 to " + std::to_string(kWorstKept) + " entries, at most count");
+        for (size_t i = 0; i < w.size(); ++i) {
+            const std::string p = place + ".worst[" + std::to_string(i) + "]";
+            if (!w[i].is_array() || w[i].size() != 4)
+                fail(p, "expected [value, id, position, step]");
+            WorstEntry e{finite(w[i][0], p + "[0]"), text(w[i][1], p + "[1]"), integer(w[i][2], p + "[2]"),
+                         integer(w[i][3], p + "[3]")};
+            if (e.value < m.min || e.value > m.max)
+                fail(p, "the value lies outside [min, max]");
+            if (e.position < -1 || e.step < -1 || (tokenLevel != (e.position >= 0)))
+                fail(p, "position and step are -1 or a position or step");
+            if (i && !worseThan(m.worst.back(), e))
+                fail(p, "the worst entries are not in order (largest |value| first) or repeat");
+            m.worst.push_back(std::move(e));
+        }
+        if (m.worst.size() < std::min<uint64_t>(kWorstKept, m.count))
+            fail(place + ".worst", "fewer entries than the cell's values allow");
+        return m;
+    }
+    RunSums run(const nlohmann::json& v, const std::string& place) const {
+        if (!v.is_object())
+            fail(place, "expected an object");
+        RunSums r;
+        r.pairs = count(field(v, place, "pairs"), place + ".pairs");
+        r.ratios = count(field(v, place, "ratios"), place + ".ratios");
+        r.missing = count(field(v, place, "missing"), place + ".missing");
+        r.nonfinite = count(field(v, place, "nonfinite"), place + ".nonfinite");
+        r.sequences = count(field(v, place, "sequences"), place + ".sequences");
+        if (r.ratios > r.pairs || r.sequences > r.pairs)
+            fail(place, "ratios and sequences cannot exceed pairs");
+        r.sw = sum(field(v, place, "sw"), place + ".sw");
+        r.sw2 = sum(field(v, place, "sw2"), place + ".sw2");
+        r.sp = sum(field(v, place, "sp"), place + ".sp");
+        r.sq = sum(field(v, place, "sq"), place + ".sq");
+        r.sp2 = sum(field(v, place, "sp2"), place + ".sp2");
+        r.sq2 = sum(field(v, place, "sq2"), place + ".sq2");
+        r.spq = sum(field(v, place, "spq"), place + ".spq");
+        r.seqMeans = sum(field(v, place, "seq_means"), place + ".seq_means");
+        return r;
+    }
+
+private:
+    std::string file_;
+};
+
+std::string gzipBytes(const std::string& text) {
+    z_stream z{};
+    // windowBits 15 + 16: a gzip wrapper with mtime 0 and no name, so equal text, equal bytes.
+    if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        throw std::runtime_error("zlib: deflateInit2 failed");
+    std::string out(deflateBound(&z, uLong(text.size())) + 64, '\0');
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+    z.avail_in = uInt(text.size());
+    z.next_out = reinterpret_cast<Bytef*>(out.data());
+    z.avail_out = uInt(out.size());
+    const int rc = deflate(&z, Z_FINISH);
+    const size_t n = z.total_out;
+    deflateEnd(&z);
+    if (rc != Z_STREAM_END)
+        throw std::runtime_error("zlib: deflate did not finish");
+    out.resize(n);
+    return out;
+}
+
+}  // namespace
+
+std::string summaryJsonText(const RunSummary& s) {
+    ojson j = ojson::object();
+    j["kcx_summary"] = kSummaryVersion;
+    j["relative_accuracy"] = kRelativeAccuracy;
+    j["worst_kept"] = kWorstKept;
+    j["ppo_clip"] = s.ppoClip;
+    j["data"] = {{"topk", s.hasTopK}, {"logits", s.hasLogits}, {"rewards", s.hasRewards}};
+    ojson inputs = ojson::array();
+    for (const SummaryInput& i : s.inputs)
+        inputs.push_back({{"path", i.path}, {"sha256", i.sha256}, {"sequences", i.sequences}, {"tokens", i.tokens}});
+    j["inputs"] = std::move(inputs);
+    j["sequences"] = s.sequences();
+    j["tokens"] = s.tokens();
+    ojson cells = ojson::array();
+    for (const auto& [key, cell] : s.cells) {
+        ojson c = ojson::object();
+        c["step"] = key.step < 0 ? ojson(nullptr) : ojson(key.step);
+        c["key"] = key.key.empty() ? ojson(nullptr) : ojson(key.key);
+        c["value"] = key.key.empty() ? ojson(nullptr) : ojson(key.value);
+        c["pos"] = key.pos < 0 ? ojson(nullptr) : ojson(posNames()[size_t(key.pos)]);
+        c["sequences"] = cell.sequences;
+        c["tokens"] = cell.tokens;
+        c["run"] = runJson(cell.run);
+        ojson metrics = ojson::object();
+        for (const MetricInfo& info : metricCatalog())   // catalogue order
+            if (auto it = cell.metrics.find(info.name); it != cell.metrics.end())
+                metrics[info.name] = metricJson(it->second);
+        c["metrics"] = std::move(metrics);
+        cells.push_back(std::move(c));
+    }
+    j["cells"] = std::move(cells);
+    return j.dump() + "\n";
+}
+
+void writeSummary(const RunSummary& s, const std::string& path) {
+    writeFileAtomically(path, gzipBytes(summaryJsonText(s)));
+}
+
+RunSummary parseSummary(const std::string& text, const std::string& file) {
+    Reader r(file);
+    if (size_t at = jsonDepthExceeded(text); at != std::string::npos)
+        throw InputError::atByte(file, at, jsonDepthMessage());
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+        throw InputError::atByte(file, e.byte, "not valid JSON: " + std::string(e.what()));
+    }
+    if (!j.is_object() || !j.contains("kcx_summary"))
+        r.fail("top level", "not a KCX summary (no \"kcx_summary\" key)");
+    if (j["kcx_summary"] != kSummaryVersion)
+        r.fail("kcx_summary", "version " + j["kcx_summary"].dump() + " is not one this kcx reads (it reads " +
+                                  std::to_string(kSummaryVersion) + ")");
+    if (r.finite(r.field(j, "top level", "relative_accuracy"), "relative_accuracy") != kRelativeAccuracy)
+        r.fail("relative_accuracy", "this kcx reads summaries of relative accuracy 0.01 only");
+    if (r.count(r.field(j, "top level", "worst_kept"), "worst_kept") != kWorstKept)
+        r.fail("worst_kept", "this kcx reads summaries that keep " + std::to_string(kWorstKept) + " worst entries");
+    RunSummary s;
+    s.ppoClip = r.finite(r.field(j, "top level", "ppo_clip"), "ppo_clip");
+    if (!(s.ppoClip > 0))
+        r.fail("ppo_clip", "must be positive");
+    const auto& data = r.field(j, "top level", "data");
+    for (const char* k : {"topk", "logits", "rewards"})
+        if (!r.field(data, "data", k).is_boolean())
+            r.fail(std::string("data.") + k, "expected true or false");
+    s.hasTopK = data["topk"];
+    s.hasLogits = data["logits"];
+    s.hasRewards = data["rewards"];
+    const auto& inputs = r.field(j, "top level", "inputs");
+    if (!inputs.is_array() || inputs.empty())
+        r.fail("inputs", "expected a non-empty array of the summarised files");
+    std::set<std::string> seen;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        const std::string p = "inputs[" + std::to_string(i) + "]";
+        if (!inputs[i].is_object())
+            r.fail(p, "expected an object");
+        SummaryInput in{r.text(r.field(inputs[i], p, "path"), p + ".path"),
+                        r.text(r.field(inputs[i], p, "sha256"), p + ".sha256"),
+                        r.count(r.field(inputs[i], p, "sequences"), p + ".sequences"),
+                        r.count(r.field(inputs[i], p, "tokens"), p + ".tokens")};
+        if (in.sha256.size() != 64 || in.sha256.find_first_not_of("0123456789abcdef") != std::string::npos)
+            r.fail(p + ".sha256", "expected 64 lower-case hex digits");
+        if (!seen.insert(in.path).second)
+            r.fail(p + ".path", "the path is listed twice");
+        s.inputs.push_back(std::move(in));
+    }
+    std::sort(s.inputs.begin(), s.inputs.end());
+    const auto& cells = r.field(j, "top level", "cells");
+    if (!cells.is_array())
+        r.fail("cells", "expected an array");
+    const auto& pos = posNames();
+    for (size_t i = 0; i < cells.size(); ++i) {
+        const std::string p = "cells[" + std::to_string(i) + "]";
+        const auto& c = cells[i];
+        if (!c.is_object())
+            r.fail(p, "expected an object");
+        CellKey key;
+        const auto& step = r.field(c, p, "step");
+        if (!step.is_null()) {
+            key.step = r.integer(step, p + ".step");
+            if (key.step < 0)
+                r.fail(p + ".step", "a step is a whole number >= 0 (null: no step)");
+        }
+        const auto& k = r.field(c, p, "key");
+        const auto& v = r.field(c, p, "value");
+        if (k.is_null() != v.is_null())
+            r.fail(p, "key and value are both null (all sequences) or both strings");
+        if (!k.is_null()) {
+            key.key = r.text(k, p + ".key");
+            key.value = r.text(v, p + ".value");
+            if (key.key.empty() || key.key == "derived.pos_bucket")
+                r.fail(p + ".key", "not a slice key a summary keeps");
+        }
+        const auto& ps = r.field(c, p, "pos");
+        if (!ps.is_null()) {
+            const std::string name = r.text(ps, p + ".pos");
+            auto it = std::find(pos.begin(), pos.end(), name);
+            if (it == pos.end())
+                r.fail(p + ".pos", "not a position bucket of derived.pos_bucket");
+            key.pos = int(it - pos.begin());
+        }
+        if (s.cells.count(key))
+            r.fail(p, "a second cell for the same step, slice and position");
+        CellData d;
+        d.sequences = r.count(r.field(c, p, "sequences"), p + ".sequences");
+        d.tokens = r.count(r.field(c, p, "tokens"), p + ".tokens");
+        d.run = r.run(r.field(c, p, "run"), p + ".run");
+        if (d.run.pairs + d.run.missing > d.tokens)
+            r.fail(p + ".run", "more pairs than tokens");
+        const auto& ms = r.field(c, p, "metrics");
+        if (!ms.is_object())
+            r.fail(p + ".metrics", "expected an object");
+        for (auto it = ms.begin(); it != ms.end(); ++it) {
+            const MetricInfo* info = findMetric(it.key());
+            const std::string mp = p + ".metrics." + it.key();
+            if (!info || info->level == MetricLevel::Run)
+                r.fail(mp, "not a token or sequence metric of SPEC 2");
+            MetricCell m = r.metric(it.value(), mp, info->level == MetricLevel::Token);
+            const uint64_t units = info->level == MetricLevel::Token ? d.tokens : d.sequences;
+            if (m.count + m.missing + m.nonfinite > units)
+                r.fail(mp, "more values than the cell has " +
+                               std::string(info->level == MetricLevel::Token ? "tokens" : "sequences"));
+            d.metrics.emplace(it.key(), std::move(m));
+        }
+        s.cells.emplace(key, std::move(d));
+    }
+    if (r.count(r.field(j, "top level", "sequences"), "sequences") != s.sequences() ||
+        r.count(r.field(j, "top level", "tokens"), "tokens") != s.tokens())
+        r.fail("sequences", "the totals do not match the cells of all sequences");
+    uint64_t inSeq = 0, inTok = 0;
+    for (const SummaryInput& in : s.inputs) {
+        inSeq += in.sequences;
+        inTok += in.tokens;
+    }
+    if (inSeq != s.sequences() || inTok != s.tokens())
+        r.fail("inputs", "the inputs' sequences and tokens do not add up to the summary's");
+    return s;
+}
+
+RunSummary readSummary(const std::string& path) {
+    // Read whole (a summary's size does not grow with the tokens), up to a cap that keeps a
+    // gzip bomb from taking the machine's memory.
+    gzFile gz = openGzipRead(path);
+    std::string text;
+    std::vector<char> buf(size_t(1) << 20);
+    for (;;) {
+        const int got = gzread(gz, buf.data(), unsigned(buf.size()));
+        if (got < 0) {
+            int code = 0;
+            const std::string msg = gzerror(gz, &code);
+            gzclose(gz);
+            throw InputError::inFile(path, "corrupt gzip data: " + msg);
+        }
+        if (got == 0)
+            break;
+        text.append(buf.data(), size_t(got));
+        if (text.size() > kMaxSummaryBytes) {
+            gzclose(gz);
+            throw InputError::inFile(path, "the summary's JSON is larger than " +
+                                               std::to_string(kMaxSummaryBytes >> 30) + " GiB; KCX refuses it");
+        }
+    }
+    int code = 0;
+    const std::string msg = gzerror(gz, &code);
+    gzclose(gz);
+    if (code != Z_OK && code != Z_STREAM_END)
+        throw InputError::inFile(path, "corrupt gzip data: " + msg);
+    return parseSummary(text, path);
+}
+
+bool looksLikeSummary(const std::string& path) {
+    try {
+        return sniffRun(path).kind == RunKind::Summary;
+    } catch (const std::exception&) {
+        return false;
+    }
+}
+
+}  // namespace kcx
