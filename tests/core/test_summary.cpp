@@ -1,0 +1,472 @@
+// Summaries (issue 19, SPEC 10): exact sums, the quantile sketch, cells per step and slice
+// against a brute force over the run's tokens, merging in any order and grouping, and the
+// file format with its bad inputs.
+#include <QtTest/QTest>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <random>
+
+#include "core/metrics/derived_slices.h"
+#include "core/summary/summary.h"
+#include "tests/support/test_files.h"
+#include "tests/support/test_runs.h"
+
+using namespace kcx;
+
+namespace {
+
+// A run of `n` sequences with steps 0..steps-1 and a label task ∈ {a, b, c}: log-ratios
+// lognormal in size with random sign, a few tokens missing or non-finite, lengths 1..300.
+std::shared_ptr<Run> makeRun(uint64_t seed, size_t n, int steps, const std::string& prefix = "s") {
+    std::mt19937_64 rng(seed);
+    std::lognormal_distribution<double> size(-4.0, 1.5);
+    std::uniform_int_distribution<int> len(1, 300);
+    std::vector<int64_t> off{0};
+    std::vector<double> a, b;
+    for (size_t s = 0; s < n; ++s) {
+        const int T = len(rng);
+        for (int t = 0; t < T; ++t) {
+            const double train = -std::fabs(size(rng)) * 10;
+            double r = size(rng) * ((rng() & 1) ? 1 : -1);
+            const uint64_t u = rng() % 1000;
+            a.push_back(train);
+            if (u == 0)
+                b.push_back(missingDouble());
+            else if (u == 1)
+                b.push_back(NAN);
+            else
+                b.push_back(train - r);
+        }
+        off.push_back(int64_t(a.size()));
+    }
+    auto run = test::runFromFlat(std::move(off), std::move(a), std::move(b), prefix);
+    run->slices.keys = {"task", kStepKey};
+    run->slices.values = {{"a", "b", "c"}, {}};
+    for (int st = 0; st < steps; ++st)
+        run->slices.values[1].push_back(std::to_string(st));
+    for (size_t s = 0; s < n; ++s) {
+        run->slices.codes.push_back(int32_t(rng() % 4) - 1);   // −1: unlabelled
+        run->slices.codes.push_back(int32_t(rng() % uint64_t(steps)));
+    }
+    run->checkInvariants();
+    return run;
+}
+
+// The run's sequences [b, e) as a run of their own (a shard), same ids, labels and steps.
+std::shared_ptr<Run> shardOf(const Run& run, size_t b, size_t e) {
+    std::vector<int64_t> off{0};
+    std::vector<double> x, y;
+    for (size_t s = b; s < e; ++s) {
+        for (size_t i = run.seqBegin(s); i < run.seqEnd(s); ++i) {
+            x.push_back(run.lpTrain[i]);
+            y.push_back(run.lpInf[i]);
+        }
+        off.push_back(int64_t(x.size()));
+    }
+    auto out = test::runFromFlat(std::move(off), std::move(x), std::move(y));
+    for (size_t s = b; s < e; ++s)
+        out->ids[s - b] = run.ids[s];
+    out->slices.keys = run.slices.keys;
+    out->slices.values = run.slices.values;
+    const size_t K = run.slices.keys.size();
+    out->slices.codes.assign(run.slices.codes.begin() + long(b * K), run.slices.codes.begin() + long(e * K));
+    out->checkInvariants();
+    return out;
+}
+
+// Type 7 over a sorted vector.
+double type7(const std::vector<double>& x, double q, size_t* lo = nullptr) {
+    const double h = double(x.size() - 1) * q;
+    const size_t l = size_t(std::floor(h));
+    if (lo)
+        *lo = l;
+    if (l + 1 >= x.size())
+        return x[l];
+    return x[l] + (h - double(l)) * (x[l + 1] - x[l]);
+}
+
+}  // namespace
+
+class TestSummary : public QObject {
+    Q_OBJECT
+private slots:
+    void exactSumIsExactInAnyOrder() {
+        // Values k·2^-30 with integer k: their exact sum is (Σk)·2^-30, a double.
+        std::mt19937_64 rng(1);
+        std::vector<double> v;
+        int64_t k = 0;
+        for (int i = 0; i < 100000; ++i) {
+            const int64_t x = int64_t(rng() % 2000001) - 1000000;
+            k += x;
+            v.push_back(std::ldexp(double(x), -30));
+        }
+        ExactSum s;
+        for (double x : v)
+            s.add(x);
+        QCOMPARE(s.value(), std::ldexp(double(k), -30));
+        // Catastrophic cancellation: plain double addition loses the 1 entirely.
+        ExactSum c;
+        for (double x : {1e300, 1.0, -1e300, 0x1p-1074, -0x1p-1074, 3e-310})
+            c.add(x);
+        QCOMPARE(c.value(), 1.0 + 3e-310);
+        ExactSum neg;
+        for (double x : {-2.5, 1e-20, -1e-20, 0.5})
+            neg.add(x);
+        QCOMPARE(neg.value(), -2.0);
+        // Any order and grouping: the same canonical form.
+        std::vector<double> w;
+        std::lognormal_distribution<double> wide(0, 20);
+        for (int i = 0; i < 20000; ++i)
+            w.push_back(wide(rng) * ((rng() & 1) ? 1 : -1));
+        ExactSum whole;
+        for (double x : w)
+            whole.add(x);
+        for (int round = 0; round < 5; ++round) {
+            std::shuffle(w.begin(), w.end(), rng);
+            std::vector<ExactSum> parts(1 + rng() % 7);
+            for (double x : w)
+                parts[rng() % parts.size()].add(x);
+            ExactSum m;
+            std::shuffle(parts.begin(), parts.end(), rng);
+            for (const auto& p : parts)
+                m.merge(p);
+            QVERIFY(m == whole);
+            const auto a = m.canonical(), b = whole.canonical();
+            QCOMPARE(a.limbs, b.limbs);
+            QVERIFY(ExactSum::fromCanonical(a) == whole);
+        }
+        QVERIFY(ExactSum().isZero());
+        QVERIFY(ExactSum().value() == 0);
+        // Non-canonical forms are refused.
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, ExactSum::fromCanonical({1, 3, {0, 5}}));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, ExactSum::fromCanonical({2, 3, {5}}));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, ExactSum::fromCanonical({1, 66, {5, 5}}));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, ExactSum::fromCanonical({0, 0, {5}}));
+    }
+
+    // Every rank of the sketch lies within 1 % of the value of that rank.
+    void sketchRanksWithinOnePercent() {
+        std::mt19937_64 rng(2);
+        std::lognormal_distribution<double> wide(-3, 4);
+        std::vector<double> v;
+        Sketch sk;
+        for (int i = 0; i < 50000; ++i) {
+            const uint64_t u = rng() % 50;
+            const double x = u == 0 ? 0.0 : wide(rng) * (u < 10 ? -1 : 1);
+            v.push_back(x);
+            sk.add(x);
+        }
+        v.push_back(5e-324);   // subnormals too
+        sk.add(5e-324);
+        std::sort(v.begin(), v.end());
+        QCOMPARE(sk.count(), uint64_t(v.size()));
+        for (size_t r = 0; r < v.size(); ++r) {
+            const double got = sk.valueAtRank(r);
+            QVERIFY2(std::fabs(got - v[r]) <= 0.01 * std::fabs(v[r]) * (1 + 1e-12),
+                     qPrintable(QString("rank %1: %2 vs %3").arg(r).arg(got, 0, 'g', 17).arg(v[r], 0, 'g', 17)));
+        }
+        // Counts above a level: the sure count and the unsure ones bracket the truth.
+        for (double level : {-1.0, -1e-3, 0.0, 1e-6, 0.02, 0.05, 1.0, 30.0}) {
+            const auto [sure, maybe] = sk.countAbove(level);
+            const uint64_t truth = uint64_t(v.end() - std::upper_bound(v.begin(), v.end(), level));
+            QVERIFY2(sure <= truth && truth <= sure + maybe, qPrintable(QString::number(level)));
+            QVERIFY(maybe <= uint64_t(v.size()) / 50);   // only one bucket's worth is unsure
+            const auto [sb, mb] = sk.countBelow(level);
+            const uint64_t below = uint64_t(std::lower_bound(v.begin(), v.end(), level) - v.begin());
+            QVERIFY(sb <= below && below <= sb + mb);
+        }
+    }
+
+    // SPEC 10: a quantile lies within 1 % (relative) of the span of the two order
+    // statistics that the exact type-7 quantile interpolates between.
+    void quantilesWithinTheSpecsBound() {
+        std::mt19937_64 rng(3);
+        for (int trial = 0; trial < 20; ++trial) {
+            std::lognormal_distribution<double> d(-5 + trial * 0.3, 2);
+            const size_t n = 1 + rng() % 5000;
+            std::vector<double> v;
+            MetricCell c;
+            for (size_t i = 0; i < n; ++i) {
+                const double x = d(rng) * ((trial % 3 == 0 && (rng() & 1)) ? -1 : 1);
+                v.push_back(x);
+                c.add(x);
+            }
+            std::sort(v.begin(), v.end());
+            for (double q : {0.0, 0.001, 0.25, 0.5, 0.9, 0.99, 0.999, 1.0}) {
+                size_t lo = 0;
+                type7(v, q, &lo);
+                const double a = v[lo], b = v[std::min(lo + 1, n - 1)];
+                const double got = *sketchQuantile(c, q);
+                QVERIFY2(got >= a - 0.01 * std::fabs(a) && got <= b + 0.01 * std::fabs(b),
+                         qPrintable(QString("n %1 q %2: %3 not in [%4, %5]").arg(n).arg(q).arg(got).arg(a).arg(b)));
+            }
+            QCOMPARE(*sketchQuantile(c, 0), v.front());
+            QCOMPARE(*sketchQuantile(c, 1), v.back());
+        }
+        QVERIFY(!sketchQuantile(MetricCell{}, 0.5));
+    }
+
+    // The cells against a brute force over the tokens: counts, mean, min, max, per-sequence
+    // sums, the worst tokens, position buckets.
+    void cellsMatchABruteForce() {
+        auto run = makeRun(4, 300, 4);
+        const RunSummary s = summarizeRun(run);
+        const std::vector<int64_t> steps = run->steps();
+        struct Ref {
+            uint64_t count = 0, missing = 0, nonfinite = 0, sequences = 0, tokens = 0, seqs = 0;
+            long double sum = 0, seqSumSq = 0, seqCountSq = 0;
+            double min = INFINITY, max = -INFINITY;
+            std::vector<std::pair<double, std::string>> all;
+            std::vector<double> seqMax;
+        };
+        std::map<CellKey, Ref> ref;
+        for (size_t q = 0; q < run->sequenceCount(); ++q) {
+            const int32_t task = run->slices.codes[q * 2];
+            std::vector<CellKey> scopes = {{steps[q], "", "", -1}};
+            if (task >= 0)
+                scopes.push_back({steps[q], "task", run->slices.values[0][size_t(task)], -1});
+            for (const CellKey& base : scopes) {
+                for (int pos = -1; pos < 5; ++pos) {
+                    CellKey k = base;
+                    k.pos = pos;
+                    Ref& r = ref[k];
+                    long double S = 0;
+                    uint64_t nS = 0;
+                    double mx = -INFINITY;
+                    bool any = false;
+                    for (size_t i = run->seqBegin(q); i < run->seqEnd(q); ++i) {
+                        const size_t p = i - run->seqBegin(q);
+                        if (pos >= 0 && positionBucket(p) != pos)
+                            continue;
+                        any = true;
+                        ++r.tokens;
+                        const double x = run->lpTrain[i], y = run->lpInf[i];
+                        if (isMissing(y)) {
+                            ++r.missing;
+                            continue;
+                        }
+                        if (!std::isfinite(y)) {
+                            ++r.nonfinite;
+                            continue;
+                        }
+                        const double v = std::fabs(x - y);
+                        ++r.count;
+                        r.sum += v;
+                        r.min = std::min(r.min, v);
+                        r.max = std::max(r.max, v);
+                        r.all.push_back({v, run->ids[q]});
+                        S += v;
+                        ++nS;
+                        mx = std::max(mx, v);
+                    }
+                    if (any || pos < 0)
+                        ++r.seqs;
+                    if (nS) {
+                        ++r.sequences;
+                        r.seqSumSq += S * S;
+                        r.seqCountSq += (long double)(nS * nS);
+                        r.seqMax.push_back(mx);
+                    }
+                }
+            }
+        }
+        int checked = 0;
+        for (auto& [key, r] : ref) {
+            if (r.tokens == 0)
+                continue;
+            auto it = s.cells.find(key);
+            QVERIFY2(it != s.cells.end(), qPrintable(QString("no cell step %1 %2=%3 pos %4")
+                                                         .arg(key.step).arg(key.key.c_str(), key.value.c_str()).arg(key.pos)));
+            const CellData& d = it->second;
+            QCOMPARE(d.tokens, r.tokens);
+            QCOMPARE(d.sequences, r.seqs);
+            const MetricCell& m = d.metrics.at("abs_log_ratio");
+            QCOMPARE(m.count, r.count);
+            QCOMPARE(m.missing, r.missing);
+            QCOMPARE(m.nonfinite, r.nonfinite);
+            QCOMPARE(m.sequences, r.sequences);
+            if (!r.count)
+                continue;
+            QCOMPARE(m.min, r.min);
+            QCOMPARE(m.max, r.max);
+            QVERIFY(std::fabs(m.mean() - double(r.sum / r.count)) <= 1e-12 * double(r.sum / r.count));
+            QVERIFY(std::fabs(m.seqSumSq.value() - double(r.seqSumSq)) <= 1e-12 * double(r.seqSumSq));
+            QCOMPARE(m.seqCountSq.value(), double(r.seqCountSq));
+            QCOMPARE(m.seqMax.count(), uint64_t(r.seqMax.size()));
+            // The worst: the largest values (all positive here), ties by id.
+            std::sort(r.all.begin(), r.all.end(), [](const auto& x, const auto& y) {
+                return x.first != y.first ? x.first > y.first : x.second < y.second;
+            });
+            QCOMPARE(m.worst.size(), std::min<size_t>(5, r.all.size()));
+            for (size_t w = 0; w < m.worst.size(); ++w) {
+                QCOMPARE(m.worst[w].value, r.all[w].first);
+                QCOMPARE(m.worst[w].id, r.all[w].second);
+                QCOMPARE(m.worst[w].step, key.step);
+            }
+            ++checked;
+        }
+        QVERIFY(checked > 60);   // 4 steps × (all + 3 tasks) × (all + some of 5 buckets)
+        // Per-run metrics from their sums against their definitions (SPEC 2.4a).
+        long double sw = 0, sw2 = 0;
+        uint64_t nw = 0;
+        for (size_t i = 0; i < run->tokenCount(); ++i) {
+            const double x = run->lpTrain[i], y = run->lpInf[i];
+            if (std::isnan(y) || !std::isfinite(y))
+                continue;
+            const long double w = std::exp((long double)(x - y));
+            sw += w;
+            sw2 += w * w;
+            ++nw;
+        }
+        const double ess = double(sw * sw / ((long double)nw * sw2));
+        const double got = essOf(s.total()->run);
+        QVERIFY2(std::fabs(got - ess) <= 1e-9 * ess, qPrintable(QString("%1 vs %2").arg(got, 0, 'g', 17).arg(ess, 0, 'g', 17)));
+        // The sequence metric `length` over each step's sequences.
+        for (int64_t st = 0; st < 4; ++st) {
+            uint64_t n = 0;
+            double sum = 0;
+            for (size_t q = 0; q < run->sequenceCount(); ++q)
+                if (steps[q] == st) {
+                    ++n;
+                    sum += double(run->seqLength(q));
+                }
+            const MetricCell& len = s.cells.at({st, "", "", -1}).metrics.at("length");
+            QCOMPARE(len.count, n);
+            QCOMPARE(len.sum.value(), sum);
+            QVERIFY(!s.cells.at({st, "", "", 0}).metrics.count("length"));   // not in split cells
+        }
+    }
+
+    // A run cut into shards, summarised shard by shard and merged in any order and grouping,
+    // is the summary of the whole run, to the byte once written.
+    void mergingInAnyGroupingGivesTheSameSummary() {
+        auto run = makeRun(5, 240, 6);
+        const RunSummary whole = summarizeRun(run, {0.2, 2});
+        const std::string wholeText = summaryJsonText(whole);
+        std::mt19937_64 rng(6);
+        for (int round = 0; round < 6; ++round) {
+            std::vector<size_t> cuts = {0, run->sequenceCount()};
+            for (int c = 0; c < 1 + round; ++c)
+                cuts.push_back(rng() % run->sequenceCount());
+            std::sort(cuts.begin(), cuts.end());
+            std::vector<RunSummary> parts;
+            for (size_t i = 0; i + 1 < cuts.size(); ++i)
+                if (cuts[i] < cuts[i + 1])
+                    parts.push_back(summarizeRun(shardOf(*run, cuts[i], cuts[i + 1]), {0.2, 1 + int(rng() % 3)}));
+            std::shuffle(parts.begin(), parts.end(), rng);
+            // A random binary tree of merges.
+            while (parts.size() > 1) {
+                const size_t i = rng() % parts.size();
+                size_t j = rng() % parts.size();
+                if (i == j)
+                    continue;
+                parts[i].merge(parts[j]);
+                parts.erase(parts.begin() + long(j));
+            }
+            QVERIFY(parts[0].cells == whole.cells);
+            QCOMPARE(summaryJsonText(parts[0]), wholeText);
+        }
+    }
+
+    void inputsMustBeDisjoint() {
+        RunSummary a, b;
+        a.inputs = {{"x.jsonl", std::string(64, 'a'), 1, 1}};
+        b.inputs = {{"y.jsonl", std::string(64, 'a'), 1, 1}};
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, a.merge(b));
+        b.inputs = {{"x.jsonl", std::string(64, 'b'), 1, 1}};
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, a.merge(b));
+        b.ppoClip = 0.3;
+        b.inputs = {{"z.jsonl", std::string(64, 'c'), 1, 1}};
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, a.merge(b));
+    }
+
+    void fileRoundTrip() {
+        test::TempFiles files;
+        auto run = makeRun(7, 50, 2);
+        RunSummary s = summarizeRun(run);
+        s.inputs = {{"r.jsonl", std::string(64, 'f'), run->sequenceCount(), run->tokenCount()}};
+        const std::string path = files.path("r.kcxsum");
+        writeSummary(s, path);
+        QVERIFY(looksLikeSummary(path));
+        const RunSummary back = readSummary(path);
+        QVERIFY(back.cells == s.cells);
+        QCOMPARE(summaryJsonText(back), summaryJsonText(s));
+        // Plain JSON is read too.
+        const std::string plain = files.write("plain.json", summaryJsonText(s));
+        QVERIFY(looksLikeSummary(plain));
+        QVERIFY(readSummary(plain).cells == s.cells);
+    }
+
+    // Every bad input: an error naming the file and the place.
+    void badInputsNameFileAndPlace() {
+        test::TempFiles files;
+        auto run = makeRun(8, 20, 1);
+        RunSummary s = summarizeRun(run);
+        s.inputs = {{"r.jsonl", std::string(64, 'f'), run->sequenceCount(), run->tokenCount()}};
+        const nlohmann::json good = nlohmann::json::parse(summaryJsonText(s));
+        auto err = [&](const std::function<void(nlohmann::json&)>& edit) {
+            nlohmann::json j = good;
+            edit(j);
+            const std::string p = files.write("bad.kcxsum", j.dump());
+            return test::errorOf([&] { readSummary(p); });
+        };
+        auto expect = [&](const std::string& got, const char* place, const char* words) {
+            QVERIFY2(got.find("bad.kcxsum") != std::string::npos, got.c_str());
+            QVERIFY2(got.find(place) != std::string::npos, got.c_str());
+            QVERIFY2(got.find(words) != std::string::npos, got.c_str());
+        };
+        // Cell 0 is step 0, all sequences, all positions (the cells are sorted).
+        expect(err([](auto& j) { j["kcx_summary"] = 2; }), "kcx_summary", "version 2");
+        expect(err([](auto& j) { j["relative_accuracy"] = 0.02; }), "relative_accuracy", "0.01");
+        expect(err([](auto& j) { j.erase("inputs"); }), "top level", "\"inputs\" is missing");
+        expect(err([](auto& j) { j["inputs"][0]["sha256"] = "xyz"; }), "inputs[0].sha256", "hex");
+        expect(err([](auto& j) { j["cells"][0]["metrics"]["abs_log_ratio"]["count"] = 3; }),
+               "cells[0].metrics.abs_log_ratio.sketch", "count says 3");
+        expect(err([](auto& j) { j["cells"][0]["metrics"]["abs_log_ratio"]["count"] = -3; }),
+               "cells[0].metrics.abs_log_ratio.count", "whole number");
+        expect(err([](auto& j) { j["cells"][0]["metrics"]["abs_log_ratio"]["min"] = 1e9; }),
+               "cells[0].metrics.abs_log_ratio", "min is above max");
+        expect(err([](auto& j) { j["cells"][0]["metrics"]["abs_log_ratio"]["sum"] = {1, 3, 0}; }),
+               "cells[0].metrics.abs_log_ratio.sum", "canonical");
+        expect(err([](auto& j) { j["cells"][0]["metrics"]["abs_log_ratio"]["sum"] = {1, 3, 5000000000}; }),
+               "cells[0].metrics.abs_log_ratio.sum[2]", "below 2^32");
+        expect(err([](auto& j) { j["cells"][0]["metrics"]["nonsense"] = j["cells"][0]["metrics"]["abs_log_ratio"]; }),
+               "cells[0].metrics.nonsense", "not a token or sequence metric");
+        expect(err([](auto& j) { j["cells"][0]["metrics"]["abs_log_ratio"]["sketch"]["pos"][1] = {1, -1, 1}; }),
+               "cells[0].metrics.abs_log_ratio.sketch.pos[1][1]", "empty buckets");
+        expect(err([](auto& j) { j["cells"][0]["metrics"]["abs_log_ratio"]["sketch"]["pos"][0] = 99999; }),
+               "cells[0].metrics.abs_log_ratio.sketch.pos", "what a double can reach");
+        expect(err([](auto& j) {
+                   auto& w = j["cells"][0]["metrics"]["abs_log_ratio"]["worst"];
+                   std::swap(w[0], w[1]);
+               }),
+               "cells[0].metrics.abs_log_ratio.worst[1]", "not in order");
+        expect(err([](auto& j) { j["cells"].push_back(j["cells"][0]); }), "cells[", "a second cell");
+        expect(err([](auto& j) { j["cells"][0]["pos"] = "pos_1_2"; }), "cells[0].pos", "position bucket");
+        expect(err([](auto& j) { j["cells"][0]["key"] = "task"; }), "cells[0]", "both null");
+        expect(err([](auto& j) { j["cells"][0]["step"] = -4; }), "cells[0].step", ">= 0");
+        expect(err([](auto& j) { j["tokens"] = 1; }), "sequences", "totals");
+        expect(err([](auto& j) { j["inputs"][0]["tokens"] = 1; }), "inputs", "add up");
+        // Not JSON, truncated gzip, too deep.
+        const std::string text = files.write("t.kcxsum", "{\"kcx_summary\": 1, \"cells\": [");
+        QVERIFY(test::errorOf([&] { readSummary(text); }).find("not valid JSON") != std::string::npos);
+        const std::string gz = files.writeGz("g.kcxsum", summaryJsonText(s));
+        std::string bytes;
+        {
+            std::ifstream f(gz, std::ios::binary);
+            bytes.assign(std::istreambuf_iterator<char>(f), {});
+        }
+        const std::string cut = files.write("cut.kcxsum", bytes.substr(0, bytes.size() / 2));
+        const std::string e = test::errorOf([&] { readSummary(cut); });
+        QVERIFY2(e.find("cut.kcxsum") != std::string::npos, e.c_str());
+        const std::string deep = files.write("deep.kcxsum", "{\"kcx_summary\": 1, \"x\": " + std::string(100, '[') +
+                                                                std::string(100, ']') + "}");
+        QVERIFY(test::errorOf([&] { readSummary(deep); }).find("deeper") != std::string::npos);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSummary)
+#include "test_summary.moc"
