@@ -4,16 +4,7 @@
 set -u
 kcx="$1"; work="$2"
 rm -rf "$work"; mkdir -p "$work"; cd "$work"
-py=/usr/bin/python3
-pass=0; fail=0
-check() {  # check NAME EXPECTED_EXIT COMMAND...
-  local name="$1" want="$2"; shift 2
-  "$@" >out.txt 2>err.txt; local got=$?
-  if [ "$got" = "$want" ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL $name: exit $got, expected $want"; cat err.txt; fi
-}
-contains() {  # contains NAME FILE TEXT
-  if grep -qF -- "$3" "$2"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL $1: '$3' not in $2:"; cat "$2"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"   # check, contains, py, pass/fail
 
 check version 0 "$kcx" --version;            contains version out.txt "kcx 0."
 check help 0 "$kcx" --help;                  contains help out.txt "metrics"
