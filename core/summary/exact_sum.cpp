@@ -8,40 +8,31 @@ namespace kcx {
 
 namespace {
 constexpr int64_t kBase = int64_t(1) << 32;
-constexpr uint32_t kNormalizeEvery = 1u << 30;   // each limb takes < 2^33 per addition (merges too)
 }  // namespace
 
-void ExactSum::add(double x) {
+ExactSum::Split ExactSum::split(double x) {
+    Split s;
     const uint64_t bits = std::bit_cast<uint64_t>(x);
     const int e = int((bits >> 52) & 0x7ff);
     if (e == 0x7ff)
-        return;   // not finite
+        return s;   // not finite
     uint64_t mant = bits & ((uint64_t(1) << 52) - 1);
     int p;   // x = ±mant · 2^(p − 1074)
     if (e == 0) {
         if (mant == 0)
-            return;
+            return s;
         p = 0;
     } else {
         mant |= uint64_t(1) << 52;
         p = e - 1;
     }
-    const int limb = p >> 5, shift = p & 31;
-    const unsigned __int128 v = (unsigned __int128)mant << shift;   // < 2^85
-    const int64_t c0 = int64_t(uint64_t(v) & 0xffffffffu);
-    const int64_t c1 = int64_t(uint64_t(v >> 32) & 0xffffffffu);
-    const int64_t c2 = int64_t(uint64_t(v >> 64));
-    if (bits >> 63) {
-        limbs_[limb] -= c0;
-        limbs_[limb + 1] -= c1;
-        limbs_[limb + 2] -= c2;
-    } else {
-        limbs_[limb] += c0;
-        limbs_[limb + 1] += c1;
-        limbs_[limb + 2] += c2;
-    }
-    if (++pending_ >= kNormalizeEvery)
-        normalize();
+    const unsigned __int128 v = (unsigned __int128)mant << (p & 31);   // < 2^85
+    const int64_t sign = (bits >> 63) ? -1 : 1;
+    s.limb = p >> 5;
+    s.c0 = sign * int64_t(uint64_t(v) & 0xffffffffu);
+    s.c1 = sign * int64_t(uint64_t(v >> 32) & 0xffffffffu);
+    s.c2 = sign * int64_t(uint64_t(v >> 64));
+    return s;
 }
 
 void ExactSum::normalize() {

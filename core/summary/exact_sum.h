@@ -22,7 +22,23 @@ public:
     static constexpr int kLimbs = 67;
 
     // Adds a finite double (a non-finite one is the caller's to count; it is ignored here).
-    void add(double x);
+    void add(double x) { add(split(x)); }
+
+    // A double cut into the limbs it adds to, once, for adding it to many sums.
+    struct Split {
+        int limb = -1;           // −1: nothing to add (zero or not finite)
+        int64_t c0 = 0, c1 = 0, c2 = 0;   // signed chunks for limbs limb, limb+1, limb+2
+    };
+    static Split split(double x);
+    void add(const Split& s) {
+        if (s.limb < 0)
+            return;
+        limbs_[s.limb] += s.c0;
+        limbs_[s.limb + 1] += s.c1;
+        limbs_[s.limb + 2] += s.c2;
+        if (++pending_ >= kNormalizeEvery)
+            normalize();
+    }
     void merge(const ExactSum& other);
     // The sum rounded to double.
     double value() const;
@@ -43,6 +59,7 @@ public:
     bool operator==(const ExactSum& other) const;
 
 private:
+    static constexpr uint32_t kNormalizeEvery = 1u << 30;   // each limb takes < 2^33 per addition (merges too)
     std::array<int64_t, kLimbs> limbs_{};
     uint32_t pending_ = 0;   // additions since the last carry propagation
     void normalize();

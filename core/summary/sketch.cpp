@@ -14,9 +14,44 @@ const double kGamma = (1 + kRelativeAccuracy) / (1 - kRelativeAccuracy);
 const double kLnGamma = det::log(kGamma);
 }  // namespace
 
+namespace {
+
+int32_t bucketByLog(double magnitude) { return int32_t(std::ceil(det::log(magnitude) / kLnGamma)); }
+
+// log_γ of the mantissa at 4096 steps over [1, 2], and log_γ 2: a value's bucket read from its
+// exponent and top 12 mantissa bits, unless a bucket edge falls within its step (then the log).
+struct LogTable {
+    static constexpr int kBits = 12;
+    double step[(1 << kBits) + 1];
+    double log2;
+    LogTable() {
+        for (int k = 0; k <= (1 << kBits); ++k)
+            step[k] = det::log(1.0 + double(k) / double(1 << kBits)) / kLnGamma;
+        log2 = det::log(2.0) / kLnGamma;
+    }
+};
+
+}  // namespace
+
 int32_t Sketch::bucketOf(double magnitude) {
-    return int32_t(std::ceil(det::log(magnitude) / kLnGamma));
+    // ceil(log_γ x) for x = 2^e (1 + f): log_γ x lies in [e log_γ 2 + step[k], e log_γ 2 +
+    // step[k+1]] for the top bits k of f. When one ceiling covers that whole interval (widened
+    // by far more than any rounding here or in det::log), it is the bucket det::log gives;
+    // else det::log decides. Same answer as bucketByLog, about ten times faster.
+    static const LogTable table;
+    const uint64_t bits = det::toBits(magnitude);
+    const int e = int(bits >> 52);
+    if (e == 0 || e >= 0x7ff)
+        return bucketByLog(magnitude);   // subnormal (or not a finite positive number)
+    const size_t k = size_t(bits >> (52 - LogTable::kBits)) & ((size_t(1) << LogTable::kBits) - 1);
+    const double base = double(e - 1023) * table.log2;
+    const double lo = std::ceil(base + table.step[k] - 1e-6), hi = std::ceil(base + table.step[k + 1] + 1e-6);
+    if (lo == hi)
+        return int32_t(lo);
+    return bucketByLog(magnitude);
 }
+
+int32_t Sketch::bucketOfByLog(double magnitude) { return bucketByLog(magnitude); }
 
 double Sketch::bucketValue(int32_t index) {
     return 2 * det::exp(double(index) * kLnGamma) / (kGamma + 1);

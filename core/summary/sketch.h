@@ -21,12 +21,22 @@ class Sketch {
 public:
     // The bucket of a finite non-zero magnitude.
     static int32_t bucketOf(double magnitude);
+    // The same from det::log alone (the definition; bucketOf takes a table shortcut).
+    static int32_t bucketOfByLog(double magnitude);
     // The value a bucket stands for (within α of every magnitude it holds).
     static double bucketValue(int32_t index);
     // The bucket's bounds: (lower, upper].
     static std::pair<double, double> bucketBounds(int32_t index);
 
     void add(double x);                    // finite values only
+    // The same with the bucket found once (bucketOf) for adding one value to many sketches:
+    // sign 0 for a zero, +1 or −1 with the bucket of the magnitude.
+    void addPrepared(int sign, int32_t bucket) {
+        if (sign == 0)
+            ++zero_;
+        else
+            (sign > 0 ? pos_ : neg_).add(bucket, 1);
+    }
     void addBucket(bool negative, int32_t index, uint64_t n = 1);
     void addZero(uint64_t n = 1) { zero_ += n; }
     void merge(const Sketch& other);

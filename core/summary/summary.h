@@ -55,6 +55,15 @@ struct MetricCell {
     std::vector<WorstEntry> worst;      // at most kWorstKept, worst first
 
     void add(double v);                 // a finite value (count, sums, min/max, sketch)
+    // A value prepared once for the many cells it goes to (the bucket, the sums' limbs).
+    struct Prepared {
+        double v = 0;
+        int sign = 0;
+        int32_t bucket = 0;
+        ExactSum::Split s1, s2;
+        explicit Prepared(double x);
+    };
+    void add(const Prepared& p);
     void offerWorst(const WorstEntry& e);
     void merge(const MetricCell& o);
     double mean() const { return count ? sum.value() / double(count) : 0; }

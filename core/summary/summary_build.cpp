@@ -200,6 +200,11 @@ RunSummary summarizeRun(std::shared_ptr<const Run> runPtr, const SummarizeOption
                     const double a = run.lpTrain[i], q = run.lpInf[i];
                     const int st = (isMissing(a) || isMissing(q)) ? 1 : (!std::isfinite(a) || !std::isfinite(q)) ? 2 : 0;
                     const double w = det::exp(a - q), pa = det::exp(a), pq = det::exp(q);
+                    using S = ExactSum;
+                    const bool finiteW = std::isfinite(w);
+                    const S::Split xp = S::split(pa), xq = S::split(pq), xp2 = S::split(pa * pa),
+                                   xq2 = S::split(pq * pq), xpq = S::split(pa * pq), xw = S::split(finiteW ? w : 0),
+                                   xw2 = S::split(finiteW ? w * w : 0);
                     forTokenCells(L, p, s, i, i - run.seqBegin(s), [&](int c) {
                         CellData& d = local[size_t(c)];
                         ++d.tokens;
@@ -212,15 +217,15 @@ RunSummary summarizeRun(std::shared_ptr<const Run> runPtr, const SummarizeOption
                         ++r.pairs;
                         ++part.n;
                         part.sum += q - a;
-                        r.sp.add(pa);
-                        r.sq.add(pq);
-                        r.sp2.add(pa * pa);
-                        r.sq2.add(pq * pq);
-                        r.spq.add(pa * pq);
-                        if (std::isfinite(w)) {
+                        r.sp.add(xp);
+                        r.sq.add(xq);
+                        r.sp2.add(xp2);
+                        r.sq2.add(xq2);
+                        r.spq.add(xpq);
+                        if (finiteW) {
                             ++r.ratios;
-                            r.sw.add(w);
-                            r.sw2.add(w * w);
+                            r.sw.add(xw);
+                            r.sw2.add(xw2);
                         } else {
                             ++r.nonfinite;
                         }
@@ -271,6 +276,7 @@ RunSummary summarizeRun(std::shared_ptr<const Run> runPtr, const SummarizeOption
                         const double v = values->values[i];
                         const bool miss = std::isnan(v) && isMissing(v);
                         const bool nf = std::isnan(v) && !miss;
+                        const MetricCell::Prepared prep(miss || nf ? 0.0 : v);
                         forTokenCells(L, p, s, i, i - t0, [&](int c) {
                             MetricCell& m = local[size_t(c)];
                             if (miss) {
@@ -281,7 +287,7 @@ RunSummary summarizeRun(std::shared_ptr<const Run> runPtr, const SummarizeOption
                                 ++m.nonfinite;
                                 return;
                             }
-                            m.add(v);
+                            m.add(prep);
                             Partial& pt = scratch.at(c);
                             ++pt.n;
                             pt.sum += v;
@@ -309,13 +315,14 @@ RunSummary summarizeRun(std::shared_ptr<const Run> runPtr, const SummarizeOption
                 for (size_t s = b; s < e; ++s) {
                     const Profile& p = L.profiles[size_t(L.profileOf[s])];
                     const double v = values->values[s];
+                    const MetricCell::Prepared prep(std::isnan(v) ? 0.0 : v);
                     for (int c : p.base) {
                         MetricCell& m = local[size_t(c)];
                         if (std::isnan(v)) {
                             (isMissing(v) ? m.missing : m.nonfinite)++;
                             continue;
                         }
-                        m.add(v);
+                        m.add(prep);
                         ++m.sequences;
                         m.seqSumSq.add(v * v);
                         m.seqCountSq.add(1);

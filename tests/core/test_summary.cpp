@@ -147,6 +147,26 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, ExactSum::fromCanonical({0, 0, {5}}));
     }
 
+    // The bucket from the table shortcut is the bucket from the log, on every kind of value
+    // (edges included: values next to γ^i, where the shortcut must give way to the log).
+    void bucketShortcutIsTheLog() {
+        std::mt19937_64 rng(9);
+        std::uniform_real_distribution<double> expo(-300, 300);
+        int edges = 0;
+        for (int i = 0; i < 2000000; ++i) {
+            double x = std::pow(10.0, expo(rng));
+            if (i % 4 == 0) {   // right at a bucket edge, and one ulp either side
+                const double edge = Sketch::bucketBounds(int32_t(std::lround(std::log(x) / std::log(1.0202020202))) ).second;
+                x = (i % 3 == 0) ? edge : std::nextafter(edge, (i % 3 == 1) ? 0.0 : INFINITY);
+                ++edges;
+            }
+            QCOMPARE(Sketch::bucketOf(x), Sketch::bucketOfByLog(x));
+        }
+        for (double x : {5e-324, 1e-310, 2.2250738585072014e-308, 1.0, 2.0, 1.7976931348623157e308})
+            QCOMPARE(Sketch::bucketOf(x), Sketch::bucketOfByLog(x));
+        QVERIFY(edges > 400000);
+    }
+
     // Every rank of the sketch lies within 1 % of the value of that rank.
     void sketchRanksWithinOnePercent() {
         std::mt19937_64 rng(2);
