@@ -15,6 +15,7 @@
 #include "core/contract/contract.h"
 #include "core/evaluate/evaluation_json.h"
 #include "core/evaluate/evaluator.h"
+#include "core/evaluate/evaluator_summary.h"
 
 namespace kcx::app {
 
@@ -152,17 +153,51 @@ int runCheck(const QStringList& args) {
         std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
         return 2;
     }
-    const auto run = openRuns(p.values(runOpt), quiet);
-    if (!run)
-        return 2;
+    // A summary (SPEC 10) is evaluated from its cells; every result is the run's status or
+    // inconclusive with the summary's resolution as the reason.
+    const QStringList runPaths = p.values(runOpt);
+    int summaries = 0;
+    for (const QString& path : runPaths)
+        summaries += looksLikeSummary(path.toStdString()) ? 1 : 0;
+    if (summaries && summaries != runPaths.size())
+        return usageError("--run takes runs or summaries, not both (kcx summarize turns a run into a summary)");
+    std::shared_ptr<const Run> run;
+    std::optional<RunSummary> summary;
+    std::string runPath;
+    uint64_t sequences = 0, tokens = 0;
+    if (summaries) {
+        try {
+            for (const QString& path : runPaths) {
+                RunSummary s = readSummary(path.toStdString());
+                if (!summary)
+                    summary = std::move(s);
+                else
+                    summary->merge(s);
+            }
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
+            return 2;
+        }
+        runPath = runPaths.join(" + ").toStdString();
+        sequences = summary->sequences();
+        tokens = summary->tokens();
+    } else {
+        run = openRuns(runPaths, quiet);
+        if (!run)
+            return 2;
+        runPath = run->path;
+        sequences = run->sequenceCount();
+        tokens = run->tokenCount();
+    }
     std::future<std::string> runHash;
     if (p.isSet(jsonOpt))
-        runHash = hashInBackground(p.values(runOpt));
+        runHash = hashInBackground(runPaths);
     Evaluation ev;
     try {
         EvaluateOptions options;
         options.stage = p.value(stageOpt).toStdString();
-        ev = evaluateContract(contract, run, options, terminalProgress("evaluating", quiet));
+        ev = summary ? evaluateContractOnSummary(contract, *summary, options)
+                     : evaluateContract(contract, run, options, terminalProgress("evaluating", quiet));
     } catch (const std::invalid_argument& e) {
         std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
         return 2;
@@ -172,12 +207,12 @@ int runCheck(const QStringList& args) {
         nlohmann::json j = evaluationJson(ev);
         j["contract"] = {{"name", contract.name}, {"version", contract.version}, {"sha256", sha256Hex(contract.text)},
                          {"path", contract.path}};
-        j["run"] = {{"path", run->path},
-                    {"sha256", runHash.get()},
-                    {"sequences", run->sequenceCount()},
-                    {"tokens", run->tokenCount()}};
-        if (p.values(runOpt).size() > 1)
+        j["run"] = {{"path", runPath}, {"sha256", runHash.get()}, {"sequences", sequences}, {"tokens", tokens}};
+        if (run && runPaths.size() > 1)
             j["run"]["joined"] = run->header.value("joined", nlohmann::json::array());
+        if (summary)
+            j["run"]["summary"] = {{"relative_accuracy", kRelativeAccuracy}, {"steps", summary->steps().size()},
+                                   {"inputs", summary->inputs.size()}};
         if (!writeOutput(p.value(jsonOpt), j.dump(2) + "\n"))
             return 2;
     }
@@ -192,13 +227,13 @@ int runCheck(const QStringList& args) {
             t.addRow({r.clause, sliceText(r), r.observed ? human(*r.observed) : "-", intervalText(r),
                       thresholdText(r, contract), r.beyond ? std::to_string(*r.beyond) : "", statusName(r.status),
                       r.status == Status::Pass ? "" : actionName(r.action)});
-        std::printf("contract %s %s against %s (%zu sequences, %zu tokens)\n\n%s\n", contract.name.c_str(),
-                    contract.version.c_str(), run->path.c_str(), run->sequenceCount(), run->tokenCount(),
-                    t.render().c_str());
+        std::printf("contract %s %s against %s%s (%llu sequences, %llu tokens)\n\n%s\n", contract.name.c_str(),
+                    contract.version.c_str(), runPath.c_str(), summary ? " (a summary)" : "",
+                    (unsigned long long)sequences, (unsigned long long)tokens, t.render().c_str());
         // Why a result has no number: too few samples, a header value that differs or is absent.
         std::string notes;
         for (const Result& r : ev.results)
-            if (r.status != Status::Pass && !r.observed && !r.message.empty())
+            if (r.status != Status::Pass && (!r.observed || summary) && !r.message.empty())
                 notes += "  " + r.clause + (r.slice ? " [" + sliceText(r) + "]" : "") + " (" + statusName(r.status) +
                          "): " + r.message + "\n";
         if (!notes.empty())

@@ -113,15 +113,7 @@ void Evaluator::replaceClause(const Clause& clause) {
 
 Evaluation Evaluator::evaluate(const EvaluateOptions& options, const Progress& progress) {
     Evaluation ev;
-    ev.stage = options.stage.empty() ? (contract_.stages.empty() ? "offline_ci" : contract_.stages.front())
-                                     : options.stage;
-    if (!contains(contract_.stages, ev.stage))
-        throw std::invalid_argument("unknown stage '" + ev.stage + "' (the contract's stages are " + [&] {
-            std::string s;
-            for (const auto& st : contract_.stages)
-                s += (s.empty() ? "" : ", ") + st;
-            return s;
-        }() + ")");
+    ev.stage = evaluationStage(contract_, options);
     const size_t total = contract_.clauses.size() + 1;
     size_t done = 0;
     const int threads = engine_->options().threads;
@@ -161,22 +153,7 @@ Evaluation Evaluator::evaluate(const EvaluateOptions& options, const Progress& p
             ev.results.push_back(std::move(r));
         report(progress, double(++done) / double(total));
     }
-    // Escalation per stage, the verdict, the bound chain.
-    for (const auto& stage : contract_.stages) {
-        Action strongest = Action::Pass;
-        for (const Result& r : ev.results)
-            strongest = std::max(strongest, escalate(contract_, r, stage));
-        ev.stageActions[stage] = strongest;
-    }
-    for (Result& r : ev.results)
-        r.action = escalate(contract_, r, ev.stage);
-    ev.action = ev.stageActions[ev.stage];
-    bool fail = false, inconclusive = false;
-    for (const Result& r : ev.results) {
-        fail = fail || r.status == Status::Fail;
-        inconclusive = inconclusive || r.status == Status::Inconclusive || r.status == Status::Error;
-    }
-    ev.verdict = fail ? Status::Fail : inconclusive ? Status::Inconclusive : Status::Pass;
+    finishEvaluation(contract_, ev);
     if (oneShot_) {
         // Nothing asks for the clauses' arrays again: the bound chain computes its inputs
         // one at a time and keeps only their moments.
@@ -186,6 +163,37 @@ Evaluation Evaluator::evaluate(const EvaluateOptions& options, const Progress& p
     ev.bounds = boundChain(contract_, *engine_);
     report(progress, 1.0);
     return ev;
+}
+
+std::string evaluationStage(const Contract& contract, const EvaluateOptions& options) {
+    const std::string stage = options.stage.empty() ? (contract.stages.empty() ? "offline_ci" : contract.stages.front())
+                                                    : options.stage;
+    if (!contains(contract.stages, stage))
+        throw std::invalid_argument("unknown stage '" + stage + "' (the contract's stages are " + [&] {
+            std::string s;
+            for (const auto& st : contract.stages)
+                s += (s.empty() ? "" : ", ") + st;
+            return s;
+        }() + ")");
+    return stage;
+}
+
+void finishEvaluation(const Contract& contract, Evaluation& ev) {
+    for (const auto& stage : contract.stages) {
+        Action strongest = Action::Pass;
+        for (const Result& r : ev.results)
+            strongest = std::max(strongest, escalate(contract, r, stage));
+        ev.stageActions[stage] = strongest;
+    }
+    for (Result& r : ev.results)
+        r.action = escalate(contract, r, ev.stage);
+    ev.action = ev.stageActions[ev.stage];
+    bool fail = false, inconclusive = false;
+    for (const Result& r : ev.results) {
+        fail = fail || r.status == Status::Fail;
+        inconclusive = inconclusive || r.status == Status::Inconclusive || r.status == Status::Error;
+    }
+    ev.verdict = fail ? Status::Fail : inconclusive ? Status::Inconclusive : Status::Pass;
 }
 
 Evaluation evaluateContract(const Contract& contract, std::shared_ptr<const Run> run,

@@ -100,6 +100,12 @@ Action escalate(const Contract& contract, const Result& result, const std::strin
 // clause's (not for coverage and nonfinite_fraction, whose bounds are not min/max).
 std::pair<std::optional<double>, std::optional<double>> comparedBounds(const Result& r, const Contract& contract);
 
+// The stage an evaluation decides for (options.stage, else the contract's first); throws
+// std::invalid_argument for a stage the contract does not name.
+std::string evaluationStage(const Contract& contract, const EvaluateOptions& options);
+// Escalation per stage, each result's action at ev.stage, and the verdict, from ev.results.
+void finishEvaluation(const Contract& contract, Evaluation& ev);
+
 // One-shot convenience: evaluate a contract against a run.
 Evaluation evaluateContract(const Contract& contract, std::shared_ptr<const Run> run,
                             const EvaluateOptions& options = {}, const Progress& progress = {});
