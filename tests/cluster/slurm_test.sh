@@ -78,7 +78,7 @@ trap 'exit 130' INT TERM
 dump_logs() {
   local f
   for f in "$tmp"/munge/munged.log "$tmp"/log/slurmctld.log "$tmp"/log/slurmd.log \
-      "$tmp"/log/*.out "$tmp"/out/logs/*; do
+      "$tmp"/log/*.out "$tmp"/out*/logs/*; do
     [ -s "$f" ] || continue
     echo "----- ${f#$tmp/} (last 40 lines)"; tail -n 40 "$f"
   done
@@ -236,44 +236,62 @@ node_idle() {
 wait_for 60 "node $host to be idle in sinfo" node_idle
 note "slurmd up (pid $slurmd_pid), node $host idle"
 
-# --- The array and its merge. ------------------------------------------------------------
+# --- Two submissions at once: the shard directory (8 tasks, one shard each) and a list
+# file grouping the same paths into 5 tasks (several --run read as one run in a task).
 step="submit"
-out="$tmp/out"
-"$submit" "$tmp/shards" --out "$out" --kcx "$kcx" --time 5 --cpus 1 >"$tmp/submit.txt" 2>&1 \
-  || fail "kcx-summarize-array: $(cat "$tmp/submit.txt")"
-read -r w1 array_id w2 merge_id <"$tmp/submit.txt"
-[ "$w1" = array ] && [ "$w2" = merge ] && [[ "$array_id" =~ ^[0-9]+$ ]] && [[ "$merge_id" =~ ^[0-9]+$ ]] \
-  || fail "kcx-summarize-array printed '$(cat "$tmp/submit.txt")', not 'array ID merge ID'"
-note "submitted: array $array_id merge $merge_id"
+printf '%s\n' "# grouped: the merge must not care" \
+  "${shard_paths[0]} ${shard_paths[1]}" "${shard_paths[2]}" \
+  "${shard_paths[3]} ${shard_paths[4]} ${shard_paths[5]}" "" "${shard_paths[6]}" "${shard_paths[7]}" \
+  >"$tmp/grouped.list"
+submit_array() {  # submit_array LABEL SHARDS OUTDIR: sets array_id, merge_id
+  "$submit" "$2" --out "$3" --kcx "$kcx" --time 5 --cpus 1 --job-name "kcx-$1" >"$tmp/submit-$1.txt" 2>&1 \
+    || fail "kcx-summarize-array ($1): $(cat "$tmp/submit-$1.txt")"
+  local w1 w2
+  read -r w1 array_id w2 merge_id <"$tmp/submit-$1.txt"
+  [ "$w1" = array ] && [ "$w2" = merge ] && [[ "$array_id" =~ ^[0-9]+$ ]] && [[ "$merge_id" =~ ^[0-9]+$ ]] \
+    || fail "kcx-summarize-array ($1) printed '$(cat "$tmp/submit-$1.txt")', not 'array ID merge ID'"
+  note "submitted $1: array $array_id merge $merge_id"
+}
+submit_array dir "$tmp/shards" "$tmp/out"; dir_ids=("$array_id" "$merge_id")
+submit_array grouped "$tmp/grouped.list" "$tmp/out-grouped"; grouped_ids=("$array_id" "$merge_id")
+
 step="jobs"
-jobs_done() {  # no record of either job is still pending or running
+jobs_done() {  # no record of any of the four jobs is still pending or running
   local recs
-  recs="$(scontrol -o show job "$array_id" 2>/dev/null; scontrol -o show job "$merge_id" 2>/dev/null)"
-  [ -n "$recs" ] || fail "scontrol knows neither job"
+  recs="$(for j in "${dir_ids[@]}" "${grouped_ids[@]}"; do scontrol -o show job "$j" 2>/dev/null; done)"
+  [ -n "$recs" ] || fail "scontrol knows none of the jobs"
   ! grep -qE 'JobState=(PENDING|RUNNING|CONFIGURING|COMPLETING|SUSPENDED|REQUEUED|RESIZING)' <<<"$recs"
 }
-wait_for 240 "the array and the merge to finish" jobs_done
-scontrol -o show job "$array_id" >"$tmp/array.jobs" 2>&1
-scontrol -o show job "$merge_id" >"$tmp/merge.jobs" 2>&1
-tasks_ok=0
-for a in 0 1 2 3 4 5 6 7; do
-  rec="$(grep -E "ArrayJobId=$array_id ArrayTaskId=$a " "$tmp/array.jobs")" || fail "no record of array task $a: $(cat "$tmp/array.jobs")"
-  state="$(grep -oE 'JobState=[A-Z_]+' <<<"$rec")"; code="$(grep -oE ' ExitCode=[0-9:]+' <<<"$rec")"
-  [ "$state" = JobState=COMPLETED ] && [ "$code" = " ExitCode=0:0" ] \
-    || fail "array task $a: $state$code"
-  tasks_ok=$((tasks_ok + 1))
-done
-[ "$(grep -c "ArrayJobId=$array_id " "$tmp/array.jobs")" -eq 8 ] || fail "not 8 array tasks: $(cat "$tmp/array.jobs")"
-state="$(grep -oE 'JobState=[A-Z_]+' "$tmp/merge.jobs")"; code="$(grep -oE ' ExitCode=[0-9:]+' "$tmp/merge.jobs")"
-[ "$state" = JobState=COMPLETED ] && [ "$code" = " ExitCode=0:0" ] || fail "merge job $merge_id: $state$code"
-note "array tasks 0-7 and the merge COMPLETED, exit 0"
+wait_for 240 "the arrays and the merges to finish" jobs_done
+check_jobs() {  # check_jobs LABEL ARRAY_ID MERGE_ID NTASKS: every task and the merge COMPLETED, exit 0
+  local label="$1" aid="$2" mid="$3" n="$4" a rec state code
+  scontrol -o show job "$aid" >"$tmp/$label.array.jobs" 2>&1
+  scontrol -o show job "$mid" >"$tmp/$label.merge.jobs" 2>&1
+  for a in $(seq 0 $((n - 1))); do
+    rec="$(grep -E "ArrayJobId=$aid ArrayTaskId=$a " "$tmp/$label.array.jobs")" \
+      || fail "$label: no record of array task $a: $(cat "$tmp/$label.array.jobs")"
+    state="$(grep -oE 'JobState=[A-Z_]+' <<<"$rec")"; code="$(grep -oE ' ExitCode=[0-9:]+' <<<"$rec")"
+    [ "$state" = JobState=COMPLETED ] && [ "$code" = " ExitCode=0:0" ] || fail "$label: array task $a: $state$code"
+  done
+  [ "$(grep -c "ArrayJobId=$aid " "$tmp/$label.array.jobs")" -eq "$n" ] \
+    || fail "$label: not $n array tasks: $(cat "$tmp/$label.array.jobs")"
+  state="$(grep -oE 'JobState=[A-Z_]+' "$tmp/$label.merge.jobs")"; code="$(grep -oE ' ExitCode=[0-9:]+' "$tmp/$label.merge.jobs")"
+  [ "$state" = JobState=COMPLETED ] && [ "$code" = " ExitCode=0:0" ] || fail "$label: merge job $mid: $state$code"
+  note "$label: array tasks 0-$((n - 1)) and the merge COMPLETED, exit 0"
+}
+check_jobs dir "${dir_ids[@]}" 8
+check_jobs grouped "${grouped_ids[@]}" 5
 
 # --- The merged summary against one process. --------------------------------------------
 step="compare"
-[ -s "$out/merged.kcxsum" ] || fail "no $out/merged.kcxsum"
 "$kcx" summarize "${runs[@]}" --out "$tmp/one.kcxsum" >"$tmp/one.txt" 2>&1 || fail "kcx summarize in one process: $(cat "$tmp/one.txt")"
-cmp "$out/merged.kcxsum" "$tmp/one.kcxsum" || fail "the merged summary differs from the one-process summary"
-note "merged.kcxsum is byte-identical to one kcx summarize of the 8 shards ($(stat -c %s "$tmp/one.kcxsum") bytes)"
+for label in dir grouped; do
+  o="$tmp/out"; [ $label = dir ] || o="$tmp/out-$label"
+  [ -s "$o/merged.kcxsum" ] || fail "no $o/merged.kcxsum"
+  cmp "$o/merged.kcxsum" "$tmp/one.kcxsum" || fail "$label: the merged summary differs from the one-process summary"
+done
+note "both merged.kcxsum byte-identical to one kcx summarize of the 8 shards ($(stat -c %s "$tmp/one.kcxsum") bytes)"
+out="$tmp/out"
 step="metrics"
 "$kcx" metrics --run "$out/merged.kcxsum" --json - >"$tmp/merged.metrics.json" 2>"$tmp/m1.err" || fail "kcx metrics on the merged summary: $(cat "$tmp/m1.err")"
 "$kcx" metrics --run "$tmp/one.kcxsum" --json - >"$tmp/one.metrics.json" 2>"$tmp/m2.err" || fail "kcx metrics on the one-process summary: $(cat "$tmp/m2.err")"
