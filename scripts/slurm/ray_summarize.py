@@ -59,16 +59,17 @@ def check_shards(tasks):
                 raise ValueError(f"task {i}: shard '{p}' is not readable")
 
 
-def summarize_cmd(kcx, paths, out):
+def summarize_cmd(kcx, paths, out, threads):
     cmd = [kcx, "summarize"]
     for p in paths:
         cmd += ["--run", p]
-    return cmd + ["--out", out]
+    # kcx uses every core by default; on a shared node only the CPUs Ray reserved.
+    return cmd + ["--threads", str(threads), "--out", out]
 
 
-def summarize_part(kcx, paths, out):
+def summarize_part(kcx, paths, out, threads=1):
     """One task's work (also the body of the Ray task): returns (out, exit code, stderr)."""
-    r = subprocess.run(summarize_cmd(kcx, paths, out), stdout=subprocess.PIPE,
+    r = subprocess.run(summarize_cmd(kcx, paths, out, threads), stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, text=True)
     return out, r.returncode, r.stderr
 
@@ -86,7 +87,7 @@ def main(argv=None):
     ap.add_argument("--address", default=None,
                     help="the Ray cluster to join (ray.init(address=...); default: RAY_ADDRESS "
                          "or a local Ray)")
-    ap.add_argument("--cpus", type=float, default=1.0, help="CPUs per summarize task (default 1)")
+    ap.add_argument("--cpus", type=float, default=1.0, help="CPUs per summarize task, and its kcx --threads (default 1)")
     ap.add_argument("--memory", type=int, default=None,
                     help="bytes of memory to reserve per summarize task")
     ap.add_argument("--max-retries", type=int, default=0,
@@ -120,7 +121,8 @@ def main(argv=None):
     if args.memory:
         options["memory"] = args.memory
     remote = ray.remote(summarize_part).options(**options)
-    refs = [remote.remote(kcx, paths, os.path.join(out, f"part-{i}.kcxsum"))
+    threads = max(1, int(args.cpus))
+    refs = [remote.remote(kcx, paths, os.path.join(out, f"part-{i}.kcxsum"), threads)
             for i, paths in enumerate(tasks)]
     failed = 0
     parts = []

@@ -295,6 +295,9 @@ out="$tmp/out"
 step="metrics"
 "$kcx" metrics --run "$out/merged.kcxsum" --json - >"$tmp/merged.metrics.json" 2>"$tmp/m1.err" || fail "kcx metrics on the merged summary: $(cat "$tmp/m1.err")"
 "$kcx" metrics --run "$tmp/one.kcxsum" --json - >"$tmp/one.metrics.json" 2>"$tmp/m2.err" || fail "kcx metrics on the one-process summary: $(cat "$tmp/m2.err")"
-cmp "$tmp/merged.metrics.json" "$tmp/one.metrics.json" || fail "kcx metrics --json differs between the merged and the one-process summary"
-note "kcx metrics --json of both summaries identical"
+# The JSON names the file it read ("path"); with that one string swapped, the same bytes.
+sed "s|$out/merged.kcxsum|$tmp/one.kcxsum|g" "$tmp/merged.metrics.json" >"$tmp/merged.metrics.renamed.json"
+cmp "$tmp/merged.metrics.renamed.json" "$tmp/one.metrics.json" \
+  || fail "kcx metrics --json differs between the merged and the one-process summary (beyond the file's path)"
+note "kcx metrics --json of both summaries identical (but for the file's path)"
 note "passed in $(( $(date +%s) - t_start )) s"
