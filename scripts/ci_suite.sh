@@ -8,14 +8,19 @@
 #              time, time limits x6)
 #   fuzz       every libFuzzer target (fuzz/) for KCX_FUZZ_SECONDS (default 60) on its
 #              seeds, two targets at a time, built with clang-14 in build/fuzz
+#   cluster    the tests labelled `cluster` (tests/cluster: a one-node Slurm cluster the test
+#              brings up, as root) in the regular build/, which must be built already: it
+#              only reconfigures build/ with KCX_CLUSTER_TESTS=ON (no recompile), runs
+#              `ctest -L cluster`, and turns the option off again so a plain `ctest` there
+#              starts no daemons. Skipped (CTest's SKIP) without root or slurm-wlm/munge.
 #
-# Usage: scripts/ci_suite.sh [sanitizer] [fuzz]     (both when none is named)
+# Usage: scripts/ci_suite.sh [sanitizer] [fuzz] [cluster]     (all three when none is named)
 # Each step runs even when an earlier one failed; the exit status is 1 when any failed.
 # Prints what each step cost in wall-clock time.
 set -uo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$here"
-steps=("$@"); [ ${#steps[@]} -eq 0 ] && steps=(sanitizer fuzz)
+steps=("$@"); [ ${#steps[@]} -eq 0 ] && steps=(sanitizer fuzz cluster)
 fuzz_seconds="${KCX_FUZZ_SECONDS:-60}"
 status=0; passed=0; failed=0
 
@@ -75,13 +80,29 @@ fuzz() {
   [ $ra -eq 0 ] && [ $rb -eq 0 ]
 }
 
+cluster() {
+  local dir="$here/build" t0 rc
+  t0=$(stamp)
+  if [ ! -x "$dir/kcx" ] || [ ! -f "$dir/CMakeCache.txt" ]; then
+    echo "ci_suite: $dir/kcx is not built (scripts/setup.sh builds it)" >&2
+    return 1
+  fi
+  cmake -S "$here" -B "$dir" -DKCX_CLUSTER_TESTS=ON >/dev/null || return 1
+  # --no-tests=error: a cluster test that failed to register must not pass as "0 tests".
+  ctest --test-dir "$dir" -L cluster --output-on-failure --no-tests=error
+  rc=$?
+  cmake -S "$here" -B "$dir" -DKCX_CLUSTER_TESTS=OFF >/dev/null || rc=1
+  took "cluster tests" "$t0"
+  return $rc
+}
+
 for s in "${steps[@]}"; do
   case "$s" in
-  sanitizer|fuzz)
+  sanitizer|fuzz|cluster)
     if "$s"; then echo "ci_suite: $s passed"; passed=$((passed + 1))
     else echo "ci_suite: $s FAILED"; failed=$((failed + 1)); status=1; fi ;;
   *)
-    echo "usage: $0 [sanitizer] [fuzz]" >&2; exit 2 ;;
+    echo "usage: $0 [sanitizer] [fuzz] [cluster]" >&2; exit 2 ;;
   esac
 done
 # The plain closing line CI reads, for the steps as a whole.
