@@ -9,6 +9,8 @@
 #include <numeric>
 #include <random>
 
+#include "core/contract/contract.h"
+#include "core/evaluate/evaluator_summary.h"
 #include "core/metrics/derived_slices.h"
 #include "core/summary/summary.h"
 #include "tests/support/test_files.h"
@@ -389,6 +391,105 @@ private slots:
             QVERIFY(parts[0].cells == whole.cells);
             QCOMPARE(summaryJsonText(parts[0]), wholeText);
         }
+    }
+
+    // SPEC 10: a contract evaluated on a summary never contradicts the raw run: each result
+    // has the raw status or is inconclusive with a reason. Thresholds are put at the raw
+    // figures' own quantiles, so many of them sit close to the observed value, where the
+    // sketch's resolution matters; and each clause kind is decided on the summary at least
+    // once (a summary that answered `inconclusive` everywhere would pass the first check).
+    void contractOnSummaryNeverContradictsTheRun() {
+        auto run = makeRun(10, 400, 5);
+        const RunSummary sum = summarizeRun(run);
+        std::mt19937_64 rng(11);
+        std::map<std::string, int> decided, agreed, inconclusive;
+        for (int round = 0; round < 24; ++round) {
+            auto th = [&](double lo, double hi) {
+                return std::to_string(lo * std::pow(hi / lo, double(rng() % 1000) / 999.0));
+            };
+            const std::string t = "kcx_contract: 1\nname: t\nnumerical:\n"
+                "  - {id: P99, metric: abs_log_ratio, aggregate: p99, max: " + th(0.02, 0.2) + ", per_slice: step}\n"
+                "  - {id: P50, metric: abs_log_ratio, aggregate: p50, max: " + th(0.005, 0.05) + ", per_slice: task}\n"
+                "  - {id: MAX, metric: log_ratio, aggregate: max, max: " + th(0.2, 2) + ", where: {task: [a]}, per_slice: step}\n"
+                "  - {id: MEAN, metric: abs_log_ratio, aggregate: mean, max: " + th(0.01, 0.05) + ", per_slice: derived.pos_bucket}\n"
+                "  - {id: FA, metric: abs_log_ratio, aggregate: {fraction_above: " + th(0.01, 0.1) + "}, max: " + th(0.05, 0.5) + "}\n"
+                "  - {id: POS, metric: abs_log_ratio, aggregate: p90, max: " + th(0.02, 0.1) + ", positions: [64, 256]}\n"
+                "  - {id: OFF, metric: abs_log_ratio, aggregate: p90, max: 0.05, positions: [10, 20]}\n"
+                "  - {id: SEQ, metric: seq_abs_log_ratio, aggregate: p90, max: " + th(0.05, 5) + ", per_slice: task}\n"
+                "  - {id: ESS, metric: ess, aggregate: mean, min: " + th(0.9, 1.0) + "}\n"
+                "statistical:\n"
+                "  - {id: EXT, metric: abs_log_ratio, test: exceedance, level: " + th(0.02, 0.2) + ", max: " + th(0.01, 0.3) +
+                ", per_slice: step, correction: bonferroni, min_samples: 50}\n"
+                "  - {id: EXS, metric: abs_log_ratio, test: exceedance, unit: sequence, level: " + th(0.1, 2) + ", max: " +
+                th(0.1, 0.9) + ", per_slice: task}\n"
+                "  - {id: MT, metric: abs_log_ratio, test: mean, max: " + th(0.015, 0.04) + ", per_slice: task, seed: 3}\n"
+                "observability:\n"
+                "  - {id: NF, metric: abs_log_ratio, max_nonfinite_fraction: " + th(0.0005, 0.002) + "}\n";
+            Contract c = parseContract(t, "c.yaml");
+            // Half the rounds move each threshold to within 2 % of a raw figure it is
+            // compared with (10 % for the mean test's interval), where resolution matters.
+            if (round % 2) {
+                const Evaluation first = evaluateContract(c, run);
+                for (Clause& cl : c.clauses) {
+                    std::vector<const Result*> mine;
+                    for (const Result& r : first.results)
+                        if (r.clause == cl.id && r.observed)
+                            mine.push_back(&r);
+                    if (mine.empty() || cl.id == "OFF")
+                        continue;
+                    const Result& r = *mine[rng() % mine.size()];
+                    const double u = double(rng() % 2001) / 1000.0 - 1.0;   // [-1, 1]
+                    double at = *r.observed;
+                    if (r.upper)
+                        at = *r.upper;
+                    if (cl.test == Clause::Test::Mean && cl.family == Family::Statistical)
+                        at = r.ci->second * (1 + 0.1 * u);
+                    else
+                        at *= 1 + 0.02 * u;
+                    if (cl.max)
+                        cl.max->value = at;
+                    else if (cl.min)
+                        cl.min->value = at;
+                    else if (cl.maxNonfiniteFraction)
+                        cl.maxNonfiniteFraction->value = at;
+                }
+            }
+            const Evaluation raw = evaluateContract(c, run);
+            const Evaluation onSum = evaluateContractOnSummary(c, sum);
+            std::map<std::string, const Result*> byKey;
+            auto keyOf = [](const Result& r) {
+                std::string k = r.clause;
+                if (r.slice)
+                    for (const auto& [a, b] : *r.slice)
+                        k += "|" + a + "=" + b;
+                return k;
+            };
+            for (const Result& r : raw.results)
+                byKey[keyOf(r)] = &r;
+            for (const Result& r : onSum.results) {
+                if (r.status == Status::Inconclusive) {
+                    QVERIFY2(!r.message.empty(), keyOf(r).c_str());
+                    ++inconclusive[r.clause];
+                    continue;
+                }
+                auto it = byKey.find(keyOf(r));
+                QVERIFY2(it != byKey.end(), qPrintable("no raw result for " + QString::fromStdString(keyOf(r))));
+                QVERIFY2(r.status == it->second->status,
+                         qPrintable(QString::fromStdString(keyOf(r) + ": summary " + statusName(r.status) + " (" + r.message +
+                                                           "), run " + statusName(it->second->status) + " (" +
+                                                           it->second->message + ")")));
+                ++decided[r.clause];
+                if (r.observed && it->second->observed && (r.clause == "MAX" || r.clause == "MEAN" || r.clause == "NF"))
+                    QVERIFY(std::fabs(*r.observed - *it->second->observed) <= 1e-9 * std::fabs(*it->second->observed));
+            }
+            QCOMPARE(onSum.results.size() >= raw.results.size() - 4, true);
+        }
+        for (const char* id : {"P99", "P50", "MAX", "MEAN", "FA", "POS", "SEQ", "ESS", "EXT", "EXS", "MT", "NF"})
+            QVERIFY2(decided[id] > 0, id);
+        QCOMPARE(decided["OFF"], 0);   // positions [10, 20) lie inside a bucket: inconclusive
+        QVERIFY(inconclusive["OFF"] == 24);
+        // Some thresholds land inside the sketch's resolution: those are the inconclusive ones.
+        QVERIFY(inconclusive["P99"] + inconclusive["P50"] + inconclusive["POS"] + inconclusive["FA"] > 0);
     }
 
     void inputsMustBeDisjoint() {
