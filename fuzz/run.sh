@@ -7,7 +7,7 @@
 set -u
 build="$1"; secs="${2:-60}"; shift; [ $# -gt 0 ] && shift
 here="$(cd "$(dirname "$0")" && pwd)"
-targets=("$@"); [ ${#targets[@]} -eq 0 ] && targets=(load_run safetensors jsonl contract signoff import)
+targets=("$@"); [ ${#targets[@]} -eq 0 ] && targets=(load_run safetensors jsonl contract signoff import summary)
 status=0
 for t in "${targets[@]}"; do
   corpus="$build/corpus/$t"; findings="$build/findings/$t"

@@ -69,7 +69,7 @@ fuzz() {
   took "fuzz build" "$t0"
   t0=$(stamp)
   # Two at a time, one per core: each half of the targets in its own runner.
-  bash "$here/fuzz/run.sh" "$dir" "$fuzz_seconds" load_run jsonl contract > "$dir/run-a.log" 2>&1 &
+  bash "$here/fuzz/run.sh" "$dir" "$fuzz_seconds" load_run jsonl contract summary > "$dir/run-a.log" 2>&1 &
   local a=$!
   bash "$here/fuzz/run.sh" "$dir" "$fuzz_seconds" safetensors signoff import > "$dir/run-b.log" 2>&1
   local rb=$?
