@@ -11,7 +11,7 @@ SHARDS is a file whose every non-blank line not starting with '#' is one task's
 space-separated run paths, or a directory whose every entry (names sorted, hidden ones
 skipped) is one shard and one task -- the same inputs as kcx-summarize-array. OUTDIR and
 the shards must be on a file system every Ray node sees, and kcx at the same path on every
-node. docs/summaries-cluster.md.
+node. docs/summaries.md.
 
 Ray is imported only when the tasks are submitted, so --help works without it.
 Exit status: 0 done, 1 a task or the merge failed, 2 usage or input error.

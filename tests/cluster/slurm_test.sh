@@ -3,7 +3,7 @@
 # cluster (munged, slurmctld, slurmd; no systemd, no accounting, everything under one temp
 # dir), submits scripts/slurm/kcx-summarize-array on 8 shard runs, waits for the array and
 # its dependent merge, and checks the merged summary is byte-identical to one
-# `kcx summarize` of the same shard paths in one process. docs/summaries-cluster.md.
+# `kcx summarize` of the same shard paths in one process. docs/summaries.md.
 #
 # Usage: slurm_test.sh KCX SOURCE_DIR
 # Needs root (slurmd runs jobs as their users) and Debian's slurm-wlm and munge
