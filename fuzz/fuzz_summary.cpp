@@ -1,5 +1,6 @@
 // Any bytes as a summary file (docs/summaries.md): read and checked, then every figure a
 // command reads from it computed, and written back: what is read must write the same text.
+#include "core/base/errors.h"
 #include "core/summary/summary.h"
 #include "fuzz/fuzz_util.h"
 

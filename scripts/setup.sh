@@ -18,5 +18,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+# A fresh build is a unity build (16 sources a batch): about 6 instead of 10 minutes on 2 cores,
+# which keeps CI's fresh clone within its budget. An existing build/ keeps its own setting
+# (cmake -B build -DCMAKE_UNITY_BUILD=OFF for one-file rebuilds while editing).
+unity=()
+[ -f build/CMakeCache.txt ] || unity=(-DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=16)
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${unity[@]}" >/dev/null
 cmake --build build
