@@ -107,7 +107,7 @@ Run loadRun(const std::string& path, const Progress& progress, const LoadOptions
     case RunKind::Foreign: throw InputError::inFile(path, foreignFormatMessage(what.detail));
     case RunKind::Summary:
         throw InputError::inFile(path, "is a KCX summary (kcx summarize), not a run: this needs the run's own "
-                                       "data; `kcx metrics` and `kcx merge` read summaries (docs/summaries.md)");
+                                       "data; `kcx metrics`, `kcx check` and `kcx merge` read summaries (docs/summaries.md)");
     case RunKind::UnknownDirectory:
         throw InputError::inFile(path, "a directory opens as a run when it holds NumPy arrays (offsets.npy, "
                                        "tokens.npy, ...) or trainer export files (*.jsonl, *.jsonl.gz)");
