@@ -137,22 +137,12 @@ int metricsOfSummaries(const QStringList& paths, const std::vector<std::string>&
                 }
             }
         }
-        j["count"] = s.count;
-        if (s.count) {
-            j["mean"] = *s.mean;
-            j["min"] = *s.min;
-            j["max"] = *s.max;
-            j["p50"] = *s.p50;
-            j["p99"] = *s.p99;
-            j["p99.9"] = *s.p999;
-            if (info.level == MetricLevel::Run)
-                j["value"] = *s.mean;
-            else
-                j["quantile_relative_error"] = kRelativeAccuracy;
-        }
-        j["nonfinite_count"] = s.nonfinite;
-        j["missing_count"] = s.missing;
-        j["level"] = levelName(info.level);
+        MetricValues shell;   // the level, and a run metric's value, as summaryJson reads them
+        shell.level = info.level;
+        shell.values = {s.mean ? *s.mean : NAN};
+        j = summaryJson(shell, s);
+        if (s.count && info.level != MetricLevel::Run)
+            j["quantile_relative_error"] = kRelativeAccuracy;
         metricsJson[name] = std::move(j);
         table.addRow({name, levelName(info.level), std::to_string(s.count), opt(s.mean), opt(s.min), opt(s.max),
                       opt(s.p50), opt(s.p99), opt(s.p999), std::to_string(s.nonfinite), std::to_string(s.missing)});

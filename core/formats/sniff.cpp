@@ -64,7 +64,7 @@ gzFile openGzipRead(const std::string& path) {
     return gz;
 }
 
-std::string readPlainOrGzip(const std::string& path) {
+std::string readPlainOrGzip(const std::string& path, size_t maxBytes, const char* what) {
     gzFile gz = openGzipRead(path);
     std::string bytes;
     std::vector<char> buf(size_t(1) << 20);
@@ -79,6 +79,11 @@ std::string readPlainOrGzip(const std::string& path) {
         if (got == 0)
             break;
         bytes.append(buf.data(), size_t(got));
+        if (bytes.size() > maxBytes) {
+            gzclose(gz);
+            throw InputError::inFile(path, std::string("the ") + what + " is larger than " +
+                                               std::to_string(maxBytes >> 20) + " MiB; KCX refuses it");
+        }
     }
     int code = 0;
     const std::string msg = gzerror(gz, &code);

@@ -21,6 +21,7 @@
 //     names what is wrong).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,8 +71,9 @@ std::string foreignFormatMessage(const std::string& what);
 // be opened.
 std::string fileHead(const std::string& path, size_t n);
 // The whole file, plain or gzip-compressed (gzread passes plain files through). Throws
-// InputError for a file that cannot be opened, is not a regular file, or is corrupt gzip.
-std::string readPlainOrGzip(const std::string& path);
+// InputError for a file that cannot be opened, is not a regular file, or is corrupt gzip;
+// and, with maxBytes, once the text would exceed it ("what" names the text in the message).
+std::string readPlainOrGzip(const std::string& path, size_t maxBytes = SIZE_MAX, const char* what = "text");
 // A gzip (or plain: zlib passes it through) read stream on a regular file, opened safely
 // (core/base/safe_open.h: a FIFO or a device is refused before reading). Throws InputError.
 ::gzFile_s* openGzipRead(const std::string& path);

@@ -463,32 +463,7 @@ RunSummary parseSummary(const std::string& text, const std::string& file) {
 RunSummary readSummary(const std::string& path) {
     // Read whole (a summary's size does not grow with the tokens), up to a cap that keeps a
     // gzip bomb from taking the machine's memory.
-    gzFile gz = openGzipRead(path);
-    std::string text;
-    std::vector<char> buf(size_t(1) << 20);
-    for (;;) {
-        const int got = gzread(gz, buf.data(), unsigned(buf.size()));
-        if (got < 0) {
-            int code = 0;
-            const std::string msg = gzerror(gz, &code);
-            gzclose(gz);
-            throw InputError::inFile(path, "corrupt gzip data: " + msg);
-        }
-        if (got == 0)
-            break;
-        text.append(buf.data(), size_t(got));
-        if (text.size() > kMaxSummaryBytes) {
-            gzclose(gz);
-            throw InputError::inFile(path, "the summary's JSON is larger than " +
-                                               std::to_string(kMaxSummaryBytes >> 30) + " GiB; KCX refuses it");
-        }
-    }
-    int code = 0;
-    const std::string msg = gzerror(gz, &code);
-    gzclose(gz);
-    if (code != Z_OK && code != Z_STREAM_END)
-        throw InputError::inFile(path, "corrupt gzip data: " + msg);
-    return parseSummary(text, path);
+    return parseSummary(readPlainOrGzip(path, kMaxSummaryBytes, "summary's JSON"), path);
 }
 
 bool looksLikeSummary(const std::string& path) {
