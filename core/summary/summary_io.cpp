@@ -348,6 +348,8 @@ RunSummary parseSummary(const std::string& text, const std::string& file) {
         j = nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
         throw InputError::atByte(file, e.byte, "not valid JSON: " + std::string(e.what()));
+    } catch (const nlohmann::json::exception& e) {   // a number out of range (406), found by fuzz_summary
+        throw InputError::inFile(file, "not valid JSON: " + std::string(e.what()));
     }
     if (!j.is_object() || !j.contains("kcx_summary"))
         r.fail("top level", "not a KCX summary (no \"kcx_summary\" key)");

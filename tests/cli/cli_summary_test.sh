@@ -9,14 +9,14 @@ kcx="$1"; work="$2"
 rm -rf "$work"; mkdir -p "$work"; cd "$work"
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-# 8 shards: 40 sequences each, steps 0-9, a task label, a few null and NaN log-probs.
+# 8 shards: 16 sequences each, steps 0-9, a task label, a few null and NaN log-probs.
 $py - <<'PY'
 import json, numpy as np
 rng = np.random.default_rng(19)
 for k in range(8):
     with open(f"s{k}.jsonl", "w") as f:
-        for i in range(40):
-            T = int(rng.integers(1, 400))
+        for i in range(16):
+            T = int(rng.integers(1, 300))
             train = -np.abs(rng.lognormal(-1, 1.5, T))
             r = rng.lognormal(-5, 2, T) * rng.choice([-1, 1], T)
             inf = (train - r).tolist()
@@ -53,7 +53,7 @@ r = a[ok] - b[ok]
 vals = {"log_ratio": r, "abs_log_ratio": np.abs(r), "k2": 0.5 * r * r}
 s = json.load(open("sum.json")); raw = json.load(open("raw.json"))
 assert s["run"]["tokens"] == len(a) == raw["run"]["tokens"], s["run"]
-assert s["run"]["sequences"] == 320
+assert s["run"]["sequences"] == 128
 assert s["run"]["summary"]["relative_accuracy"] == 0.01
 assert len(s["run"]["summary"]["inputs"]) == 8
 missing = sum(x is None for rec in recs for x in rec["logp_inf"])
@@ -72,10 +72,10 @@ for name, v in vals.items():
         assert want_lo <= m[key] <= want_hi, (name, key, m[key], x[lo], x[hi])
         # and the raw run's own figure is the exact type 7
         assert abs(raw["metrics"][name][key] - np.quantile(v, q)) <= 1e-12 * abs(np.quantile(v, q)) + 1e-300
-# sequence metric: length over all 320 sequences, exact
+# sequence metric: length over all 128 sequences, exact
 L = np.array([len(rec["tokens"]) for rec in recs], float)
 m = s["metrics"]["length"]
-assert m["count"] == 320 and m["mean"] == L.mean() and m["max"] == L.max(), m
+assert m["count"] == 128 and m["mean"] == L.mean() and m["max"] == L.max(), m
 # a metric the data cannot support: listed with count 0, every token missing
 assert s["metrics"]["tv"]["count"] == 0 and s["metrics"]["tv"]["missing_count"] == len(a)
 PY

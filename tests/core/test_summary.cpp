@@ -155,7 +155,7 @@ private slots:
         std::mt19937_64 rng(9);
         std::uniform_real_distribution<double> expo(-300, 300);
         int edges = 0;
-        for (int i = 0; i < 2000000; ++i) {
+        for (int i = 0; i < 400000; ++i) {
             double x = std::pow(10.0, expo(rng));
             if (i % 4 == 0) {   // right at a bucket edge, and one ulp either side
                 const double edge = Sketch::bucketBounds(int32_t(std::lround(std::log(x) / std::log(1.0202020202))) ).second;
@@ -166,7 +166,7 @@ private slots:
         }
         for (double x : {5e-324, 1e-310, 2.2250738585072014e-308, 1.0, 2.0, 1.7976931348623157e308})
             QCOMPARE(Sketch::bucketOf(x), Sketch::bucketOfByLog(x));
-        QVERIFY(edges > 400000);
+        QVERIFY(edges > 80000);
     }
 
     // Every rank of the sketch lies within 1 % of the value of that rank.
@@ -403,7 +403,7 @@ private slots:
         const RunSummary sum = summarizeRun(run);
         std::mt19937_64 rng(11);
         std::map<std::string, int> decided, agreed, inconclusive;
-        for (int round = 0; round < 24; ++round) {
+        for (int round = 0; round < 16; ++round) {
             auto th = [&](double lo, double hi) {
                 return std::to_string(lo * std::pow(hi / lo, double(rng() % 1000) / 999.0));
             };
@@ -487,7 +487,7 @@ private slots:
         for (const char* id : {"P99", "P50", "MAX", "MEAN", "FA", "POS", "SEQ", "ESS", "EXT", "EXS", "MT", "NF"})
             QVERIFY2(decided[id] > 0, id);
         QCOMPARE(decided["OFF"], 0);   // positions [10, 20) lie inside a bucket: inconclusive
-        QVERIFY(inconclusive["OFF"] == 24);
+        QVERIFY(inconclusive["OFF"] == 16);
         // Some thresholds land inside the sketch's resolution: those are the inconclusive ones.
         QVERIFY(inconclusive["P99"] + inconclusive["P50"] + inconclusive["POS"] + inconclusive["FA"] > 0);
     }
@@ -574,6 +574,11 @@ private slots:
         // Not JSON, truncated gzip, too deep.
         const std::string text = files.write("t.kcxsum", "{\"kcx_summary\": 1, \"cells\": [");
         QVERIFY(test::errorOf([&] { readSummary(text); }).find("not valid JSON") != std::string::npos);
+        // A number too large for a double (fuzz_summary's first finding: nlohmann throws
+        // out_of_range, not parse_error).
+        const std::string huge = files.write("huge.kcxsum", "{\"kcx_summary\": 1, \"ppo_clip\": 33e135844960}");
+        const std::string he = test::errorOf([&] { readSummary(huge); });
+        QVERIFY2(he.find("huge.kcxsum") != std::string::npos && he.find("not valid JSON") != std::string::npos, he.c_str());
         const std::string gz = files.writeGz("g.kcxsum", summaryJsonText(s));
         std::string bytes;
         {
