@@ -167,13 +167,7 @@ int runCheck(const QStringList& args) {
     uint64_t sequences = 0, tokens = 0;
     if (summaries) {
         try {
-            for (const QString& path : runPaths) {
-                RunSummary s = readSummary(path.toStdString());
-                if (!summary)
-                    summary = std::move(s);
-                else
-                    summary->merge(s);
-            }
+            summary = readSummaries(stdPaths(runPaths));
         } catch (const std::exception& e) {
             std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
             return 2;

@@ -89,18 +89,11 @@ bool writePerTokenCsv(const QString& path, const Run& run,
 int metricsOfSummaries(const QStringList& paths, const std::vector<std::string>& names, const QString& jsonOut,
                        bool quiet) {
     RunSummary sum;
-    for (int i = 0; i < paths.size(); ++i) {
-        try {
-            RunSummary s = readSummary(paths[i].toStdString());
-            if (i == 0)
-                sum = std::move(s);
-            else
-                sum.merge(s);
-        } catch (const std::exception& e) {
-            std::fprintf(stderr, "kcx: %s%s\n", dynamic_cast<const InputError*>(&e) ? "" : (qPrintable(paths[i] + ": ")),
-                         kcx::printable(e.what()).c_str());
-            return 2;
-        }
+    try {
+        sum = readSummaries(stdPaths(paths));
+    } catch (const std::exception& e) {
+        sayErrorText(e.what());
+        return 2;
     }
     const std::optional<CellData> all = sum.total();
     nlohmann::json metricsJson = nlohmann::json::object();

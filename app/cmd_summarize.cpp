@@ -129,20 +129,11 @@ int runMerge(const QStringList& args) {
     if (refuseOutputOverInput(p.value(outOpt), named))
         return 2;
     RunSummary total;
-    for (int i = 0; i < inputs.size(); ++i) {
-        try {
-            RunSummary s = readSummary(inputs[i].toStdString());
-            if (i == 0)
-                total = std::move(s);
-            else
-                total.merge(s);
-        } catch (const InputError& e) {
-            sayError(e);
-            return 2;
-        } catch (const std::exception& e) {
-            std::fprintf(stderr, "kcx: %s: %s\n", qPrintable(inputs[i]), kcx::printable(e.what()).c_str());
-            return 2;
-        }
+    try {
+        total = readSummaries(stdPaths(inputs));
+    } catch (const std::exception& e) {
+        sayError(e);
+        return 2;
     }
     try {
         writeSummary(total, p.value(outOpt).toStdString());

@@ -86,6 +86,13 @@ std::shared_ptr<const Run> openRuns(const QStringList& paths, bool quiet) {
     return nullptr;
 }
 
+std::vector<std::string> stdPaths(const QStringList& paths) {
+    std::vector<std::string> out;
+    for (const QString& p : paths)
+        out.push_back(p.toStdString());
+    return out;
+}
+
 std::vector<NamedInput> runInputs(const QStringList& paths) {
     std::vector<NamedInput> out;
     for (const QString& p : paths)

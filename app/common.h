@@ -23,6 +23,8 @@ std::shared_ptr<const Run> openRun(const QString& path, bool quiet);
 // Several runs as one (`--run A --run B`, core loadRuns); one path is openRun. Unless quiet,
 // says on stderr what the reading left out (trainer step folders still being written).
 std::shared_ptr<const Run> openRuns(const QStringList& paths, bool quiet);
+// The paths as std::strings, for core calls.
+std::vector<std::string> stdPaths(const QStringList& paths);
 // The paths as the project's input list for refuseOutputOverInput.
 std::vector<NamedInput> runInputs(const QStringList& paths);
 // Refuses (exit 2, after saying why) a second --run where a command binds one file's hash.

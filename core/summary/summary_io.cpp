@@ -468,6 +468,23 @@ RunSummary readSummary(const std::string& path) {
     return parseSummary(readPlainOrGzip(path, kMaxSummaryBytes, "summary's JSON"), path);
 }
 
+RunSummary readSummaries(const std::vector<std::string>& paths) {
+    RunSummary total;
+    for (size_t i = 0; i < paths.size(); ++i) {
+        RunSummary s = readSummary(paths[i]);
+        if (i == 0) {
+            total = std::move(s);
+            continue;
+        }
+        try {
+            total.merge(s);
+        } catch (const std::invalid_argument& e) {
+            throw InputError::inFile(paths[i], e.what());
+        }
+    }
+    return total;
+}
+
 bool looksLikeSummary(const std::string& path) {
     try {
         return sniffRun(path).kind == RunKind::Summary;
