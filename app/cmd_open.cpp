@@ -29,7 +29,7 @@ void screenshotWhenSettled(ui::MainWindow* w, const QString& out, int* exitCode)
                               : 300000;
     int stableTicks = 0;
     QObject::connect(timer, &QTimer::timeout, w, [=]() mutable {
-        const bool failed = !w->session()->loading() && !w->session()->run();
+        const bool failed = !w->session()->loading() && !w->session()->hasData();
         if (failed) {
             // Say why, whichever of this tick and the loadFailed signal comes first.
             const QString why = w->session()->loadError();

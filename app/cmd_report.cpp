@@ -32,7 +32,7 @@ int runReport(const QStringList& args) {
         "Exit codes: 0 written, 2 input or usage error.");
     p.addHelpOption();
     const QCommandLineOption contractOpt("contract", "The contract (YAML or JSON).", "C");
-    const QCommandLineOption runOpt("run", "The run: .jsonl, .jsonl.gz or .safetensors.", "RUN");
+    const QCommandLineOption runOpt("run", "The run: .jsonl, .jsonl.gz or .safetensors, or a summary (kcx summarize).", "RUN");
     const QCommandLineOption outOpt("out", "The report: FILE.html or FILE.pdf.", "FILE");
     const QCommandLineOption stageOpt("stage", "The stage to decide the action for (default: the contract's first).",
                                       "S");
@@ -108,19 +108,25 @@ int runReport(const QStringList& args) {
         if (seen.insert(QFileInfo(path).absoluteFilePath().toStdString()).second)
             in.signoffPaths.push_back(path.toStdString());
 
-    in.run = openRun(p.value(runOpt), quiet);
-    if (!in.run)
+    const EvaluationData data = openRunOrSummary(p.value(runOpt), quiet);
+    if (!data)
         return 2;
+    in.run = data.run;
+    in.summary = data.summary;
     in.runPath = p.value(runOpt).toStdString();
     try {
         in.runSha256 = sha256File(in.runPath);
-        MetricOptions options;
-        options.ppoClip = in.contract->bounds.ppoClip;
-        in.engine = std::make_shared<MetricEngine>(in.run, options);
-        Evaluator evaluator(in.engine, *in.contract);
         EvaluateOptions eo;
         eo.stage = p.value(stageOpt).toStdString();
-        in.evaluation = evaluator.evaluate(eo, terminalProgress("evaluating", quiet));
+        if (in.summary) {
+            in.evaluation = evaluateContractOnSummary(*in.contract, *in.summary, eo);
+        } else {
+            MetricOptions options;
+            options.ppoClip = in.contract->bounds.ppoClip;
+            in.engine = std::make_shared<MetricEngine>(in.run, options);
+            Evaluator evaluator(in.engine, *in.contract);
+            in.evaluation = evaluator.evaluate(eo, terminalProgress("evaluating", quiet));
+        }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
         return 2;

@@ -46,12 +46,12 @@ std::optional<Evaluation> evaluateFiles(const QString& contractPath, const QStri
         std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
         return std::nullopt;
     }
-    const auto run = openRun(runPath, false);
+    const EvaluationData run = openRunOrSummary(runPath, false);
     if (!run)
         return std::nullopt;
     EvaluateOptions options;
     options.stage = stage;
-    Evaluation ev = evaluateContract(contract, run, options, terminalProgress("evaluating", false));
+    Evaluation ev = evaluateContractOn(contract, run, options, terminalProgress("evaluating", false));
     if (contractOut)
         *contractOut = std::move(contract);
     return ev;
@@ -91,7 +91,7 @@ int runSign(const QStringList& args) {
                                 "the kcx version, signed with an Ed25519 key (kcx keygen).");
     p.addHelpOption();
     const QCommandLineOption contractOpt("contract", "The contract (YAML or JSON).", "C");
-    const QCommandLineOption runOpt("run", "The run: .jsonl, .jsonl.gz or .safetensors.", "RUN");
+    const QCommandLineOption runOpt("run", "The run: .jsonl, .jsonl.gz or .safetensors, or a summary (kcx summarize).", "RUN");
     const QCommandLineOption keyOpt("key", "The private key (kcx keygen).", "KEY");
     const QCommandLineOption reviewerOpt("reviewer", "Who signs off.", "NAME");
     const QCommandLineOption decisionOpt("decision", "approve or reject.", "approve|reject");
@@ -165,7 +165,7 @@ int runVerify(const QStringList& args) {
     p.addHelpOption();
     p.addPositionalArgument("SIGNOFF.json", "The record written by kcx sign.");
     const QCommandLineOption contractOpt("contract", "The contract that was signed.", "C");
-    const QCommandLineOption runOpt("run", "The run that was signed.", "RUN");
+    const QCommandLineOption runOpt("run", "The run (or summary) that was signed.", "RUN");
     const QCommandLineOption pubOpt("pub", "The public key the record must be signed with.", "KEY.pub");
     const QCommandLineOption trustedOpt("trusted", "The trusted signers (instead of KCX_TRUSTED_KEYS or "
                                                    "~/.config/kcx/trusted_keys).", "FILE");

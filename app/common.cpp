@@ -64,6 +64,17 @@ void sayWhatWasLeftOut(const Run& run) {
 
 std::shared_ptr<const Run> openRun(const QString& path, bool quiet) { return openRuns({path}, quiet); }
 
+EvaluationData openRunOrSummary(const QString& path, bool quiet) {
+    if (!looksLikeSummary(path.toStdString()))
+        return openRun(path, quiet);
+    try {
+        return std::make_shared<const RunSummary>(readSummary(path.toStdString()));
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
+        return {};
+    }
+}
+
 std::shared_ptr<const Run> openRuns(const QStringList& paths, bool quiet) {
     std::vector<std::string> list;
     for (const QString& p : paths)

@@ -14,12 +14,16 @@
 
 #include "core/base/safe_write.h"
 
+#include "core/evaluate/evaluator_summary.h"
 #include "core/formats/run.h"
 
 namespace kcx::app {
 
 // Loads a run; on failure prints the error (naming file and place) and returns null.
 std::shared_ptr<const Run> openRun(const QString& path, bool quiet);
+// A run (openRun) or a summary (SPEC 10), chosen by content; prints why and returns nothing
+// when it cannot be read.
+EvaluationData openRunOrSummary(const QString& path, bool quiet);
 // Several runs as one (`--run A --run B`, core loadRuns); one path is openRun. Unless quiet,
 // says on stderr what the reading left out (trainer step folders still being written).
 std::shared_ptr<const Run> openRuns(const QStringList& paths, bool quiet);

@@ -35,8 +35,9 @@ UI = {
     'drilldown': VIEWS,
     'signoff': VIEWS,
     'discover': VIEWS,
+    'summary': VIEWS + ['heatmap'],
     'report': VIEWS + ['contract', 'heatmap', 'charts', 'signoff'],
-    'window': VIEWS + ['contract', 'heatmap', 'charts', 'drilldown', 'signoff', 'discover', 'report'],
+    'window': VIEWS + ['contract', 'heatmap', 'charts', 'drilldown', 'signoff', 'discover', 'summary', 'report'],
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 

@@ -10,7 +10,9 @@
 
 #include "core/evaluate/evaluator_internal.h"
 #include "core/evaluate/stats.h"
+#include "core/formats/loader.h"
 #include "core/metrics/derived_slices.h"
+#include "core/summary/summary_views.h"
 
 namespace kcx {
 
@@ -396,14 +398,10 @@ std::vector<Result> statistical(const Clause& c, const SScope& sc) {
                 out.push_back(std::move(r));
                 continue;
             }
-            // The ratio mean ΣS/Σn and its normal interval over sequences (delta method):
-            // Var ≈ m/(m−1) · Σ(S − μ n)² / (Σn)².
-            const long double n = (long double)cell.count, ms = (long double)cell.sequences;
-            const long double mu = (long double)cell.sum.value() / n;
-            const long double resid = (long double)cell.seqSumSq.value() - 2 * mu * (long double)cell.seqSumCount.value() +
-                                      mu * mu * (long double)cell.seqCountSq.value();
-            const long double var = ms > 1 ? std::max<long double>(resid, 0) / (n * n) * ms / (ms - 1) : 0;
-            const double se = double(std::sqrt(var));
+            // The ratio mean ΣS/Σn and its normal interval over sequences (summary_views.h).
+            const double mu = cell.mean();
+            const double seOr = meanStandardError(cell);
+            const double se = std::isfinite(seOr) ? seOr : 0;
             const double z = normalQuantile(1 - (1 - conf) / 2);
             r.observed = double(mu);
             r.ci = std::pair{double(mu) - z * se, double(mu) + z * se};
@@ -427,8 +425,8 @@ std::vector<Result> statistical(const Clause& c, const SScope& sc) {
             if (wide >= 0) {
                 r.status = Status::Pass;
                 r.message = what;
-            } else if (narrow < 0 || ms < 2) {
-                r.status = ms < 2 && narrow >= 0 ? Status::Inconclusive : Status::Fail;
+            } else if (narrow < 0 || cell.sequences < 2) {
+                r.status = cell.sequences < 2 && narrow >= 0 ? Status::Inconclusive : Status::Fail;
                 r.message = what;
             } else {
                 r.status = Status::Inconclusive;
@@ -535,6 +533,19 @@ Evaluation evaluateContractOnSummary(const Contract& contract, const RunSummary&
     }
     finishEvaluation(contract, ev);
     return ev;
+}
+
+Evaluation evaluateContractOn(const Contract& contract, const EvaluationData& data, const EvaluateOptions& options,
+                              const Progress& progress) {
+    if (data.summary)
+        return evaluateContractOnSummary(contract, *data.summary, options);
+    return evaluateContract(contract, data.run, options, progress);
+}
+
+EvaluationData loadEvaluationData(const std::string& path, const Progress& progress) {
+    if (looksLikeSummary(path))
+        return std::make_shared<const RunSummary>(readSummary(path));
+    return std::make_shared<const Run>(loadRun(path, progress));
 }
 
 }  // namespace kcx

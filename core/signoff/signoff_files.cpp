@@ -29,7 +29,7 @@ SignoffRecord makeSignoff(const Evaluation& ev, const std::string& contractSha25
     return r;
 }
 
-SignoffRecord signFiles(const SignoffRequest& request, std::shared_ptr<const Run> run, const SecretKey& key,
+SignoffRecord signFiles(const SignoffRequest& request, const EvaluationData& run, const SecretKey& key,
                         const Progress& progress) {
     if (request.decision != "approve" && request.decision != "reject")
         throw SignoffError("the decision must be approve or reject, not '" + request.decision + "'");
@@ -38,14 +38,14 @@ SignoffRecord signFiles(const SignoffRequest& request, std::shared_ptr<const Run
     const Contract contract = loadContract(request.contractPath);
     EvaluateOptions options;
     options.stage = request.stage;
-    const Evaluation ev = evaluateContract(contract, run, options, progress);
+    const Evaluation ev = evaluateContractOn(contract, run, options, progress);
     SignoffRecord r = makeSignoff(ev, sha256File(request.contractPath), sha256File(request.runPath), request);
     signRecord(r, key);
     return r;
 }
 
 SignoffVerification verifySignoffFiles(const SignoffRecord& r, const std::string& contractPath,
-                                       const std::string& runPath, std::shared_ptr<const Run> run,
+                                       const std::string& runPath, const EvaluationData& run,
                                        const Progress& progress) {
     SignoffNow now;
     now.trust = loadTrust();
@@ -62,7 +62,7 @@ SignoffVerification verifySignoffFiles(const SignoffRecord& r, const std::string
         EvaluateOptions options;
         options.stage = r.stage;
         try {
-            applyEvaluated(now, evaluatedNow(evaluateContract(contract, run, options, progress)));
+            applyEvaluated(now, evaluatedNow(evaluateContractOn(contract, run, options, progress)));
         } catch (const std::invalid_argument& e) {
             now.resultsError = e.what();
         }

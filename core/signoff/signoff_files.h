@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/base/errors.h"
+#include "core/evaluate/evaluator_summary.h"
 #include "core/formats/run.h"
 #include "core/signoff/signoff.h"
 #include "core/signoff/signoff_verify.h"
@@ -24,19 +25,19 @@ struct SignoffRequest {
 SignoffRecord makeSignoff(const Evaluation& ev, const std::string& contractSha256, const std::string& runSha256,
                           const SignoffRequest& request);
 
-// Evaluates the contract file on `run` (the run read from request.runPath; the caller may
-// hold it already), hashes both files, signs with `key` and returns the record. Throws
+// Evaluates the contract file on `run` (the run or summary read from request.runPath; the
+// caller may hold it already), hashes both files, signs with `key` and returns the record. Throws
 // SignoffError or the loaders' errors with their messages; std::invalid_argument for a
 // stage the contract does not have.
-SignoffRecord signFiles(const SignoffRequest& request, std::shared_ptr<const Run> run, const SecretKey& key,
+SignoffRecord signFiles(const SignoffRequest& request, const EvaluationData& run, const SecretKey& key,
                         const Progress& progress = {});
 
 // Checks `r` against the contract and run files (either may be empty: not checked) and,
 // when both are given, against the results of evaluating them now at the record's stage;
-// the key against the default trusted signers (loadTrust()). `run` is the run read from
-// runPath. Throws for an unreadable contract, run or trusted-keys file.
+// the key against the default trusted signers (loadTrust()). `run` is the run or summary
+// read from runPath. Throws for an unreadable contract, run or trusted-keys file.
 SignoffVerification verifySignoffFiles(const SignoffRecord& r, const std::string& contractPath,
-                                       const std::string& runPath, std::shared_ptr<const Run> run,
+                                       const std::string& runPath, const EvaluationData& run,
                                        const Progress& progress = {});
 
 // The records kept beside a contract: NAME.signoff.json and NAME.*.signoff.json for

@@ -80,6 +80,43 @@ assert m["count"] == 128 and m["mean"] == L.mean() and m["max"] == L.max(), m
 assert s["metrics"]["tv"]["count"] == 0 and s["metrics"]["tv"]["missing_count"] == len(a)
 PY
 
+# sign, verify and report take a summary where they take a run (SPEC 10): the record binds
+# the summary file; the report's table over steps counts what numpy counts per step.
+cat > c.yaml <<'EOF'
+kcx_contract: 1
+name: sum
+version: "1"
+numerical:
+  - id: N1
+    metric: abs_log_ratio
+    aggregate: mean
+    max: 1.0
+    per_slice: task
+EOF
+check keygen 0 "$kcx" keygen --out key
+check sign-summary 0 "$kcx" sign --contract c.yaml --run b.kcxsum --key key --reviewer ann --decision approve --out b.signoff.json
+check verify-summary 0 "$kcx" verify b.signoff.json --contract c.yaml --run b.kcxsum --pub key.pub
+contains verify-summary-says out.txt "verified"
+check verify-other-grouping 0 "$kcx" verify b.signoff.json --contract c.yaml --run a.kcxsum --pub key.pub
+check verify-raw 1 "$kcx" verify b.signoff.json --contract c.yaml --run s0.jsonl --pub key.pub
+contains verify-raw-says out.txt "DIFFERS  run"
+check report-summary 0 "$kcx" report --contract c.yaml --run b.kcxsum --out r.html --quiet
+contains report-summary-kind r.html "(a summary, SPEC 10)"
+contains report-summary-input r.html "s7.jsonl"
+$py - <<'PY' && pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL the report's steps against numpy"; }
+import json, re, collections
+html = open("r.html").read()
+rows = re.findall(r'<tr><td class="num">(\d+)</td><td class="num">(\d+)</td><td class="num">(\d+)</td>', html[html.index('id="steps"'):])
+want = collections.Counter(); seqs = collections.Counter()
+for k in range(8):
+    for l in open(f"s{k}.jsonl"):
+        r = json.loads(l)
+        n = sum(1 for a, b in zip(r["logp_train"], r["logp_inf"]) if b is not None and b != "NaN")
+        want[r["step"]] += n; seqs[r["step"]] += 1 if n else 0
+got = {int(s): (int(c), int(q)) for s, c, q in rows}
+assert got == {s: (want[s], seqs[s]) for s in want}, (got, want)
+PY
+
 # Bad input: each an exit 2 that names the file.
 check merge-twice 2 "$kcx" merge p0.kcxsum a.kcxsum --out twice.kcxsum
 contains merge-twice-says err.txt "count it twice"

@@ -13,6 +13,7 @@
 #include "core/evaluate/evaluator_summary.h"
 #include "core/metrics/derived_slices.h"
 #include "core/summary/summary.h"
+#include "core/summary/summary_views.h"
 #include "tests/support/test_files.h"
 #include "tests/support/test_runs.h"
 
@@ -490,6 +491,138 @@ private slots:
         QVERIFY(inconclusive["OFF"] == 16);
         // Some thresholds land inside the sketch's resolution: those are the inconclusive ones.
         QVERIFY(inconclusive["P99"] + inconclusive["P50"] + inconclusive["POS"] + inconclusive["FA"] > 0);
+    }
+
+    // What the window and the report read from a summary (summary_views.h), against the
+    // raw tokens: the grid by task × position bucket and by step, the series over steps with
+    // its interval (the delta method written out per sequence here), the worst tokens.
+    void viewsReadTheCells() {
+        auto run = makeRun(11, 240, 5);
+        const RunSummary s = summarizeRun(run);
+        const std::vector<int64_t> steps = run->steps();
+        // Per (task value or "", step or −1 for all, pos −1..4): the values of |x − y|, and
+        // per sequence its sum and count.
+        struct Ref {
+            std::vector<double> v;
+            std::vector<std::pair<double, double>> seq;   // (S, n)
+            std::vector<std::tuple<double, std::string, int64_t>> tokens;   // value, id, position
+        };
+        std::map<std::tuple<std::string, int64_t, int>, Ref> ref;
+        for (size_t q = 0; q < run->sequenceCount(); ++q) {
+            const int32_t task = run->slices.codes[q * 2];
+            std::vector<std::string> rows = {""};
+            if (task >= 0)
+                rows.push_back(run->slices.values[0][size_t(task)]);
+            for (const std::string& row : rows)
+                for (int64_t st : {int64_t(-1), steps[q]})
+                    for (int pos = -1; pos < 5; ++pos) {
+                        Ref& r = ref[{row, st, pos}];
+                        double S = 0, n = 0;
+                        for (size_t i = run->seqBegin(q); i < run->seqEnd(q); ++i) {
+                            const size_t p = i - run->seqBegin(q);
+                            if ((pos >= 0 && positionBucket(p) != pos) || !std::isfinite(run->lpInf[i]))
+                                continue;
+                            const double v = std::fabs(run->lpTrain[i] - run->lpInf[i]);
+                            r.v.push_back(v);
+                            r.tokens.push_back({v, run->ids[q], int64_t(p)});
+                            S += v;
+                            ++n;
+                        }
+                        if (n > 0)
+                            r.seq.push_back({S, n});
+                    }
+        }
+        auto mean = [](const std::vector<double>& v) {
+            long double t = 0;
+            for (double x : v)
+                t += x;
+            return double(t / (long double)v.size());
+        };
+        const CellStatSpec meanStat{CellStat::Mean}, maxStat{CellStat::Max}, countStat{CellStat::Count},
+            p99{CellStat::Quantile, 0.99};
+        for (const CellStatSpec& stat : {meanStat, maxStat, countStat, p99}) {
+            const SummaryGrid g = summaryGrid(s, "abs_log_ratio", "task", std::nullopt, stat);
+            QCOMPARE(g.rows, (std::vector<std::string>{"all", "a", "b", "c"}));
+            QCOMPARE(g.columns.size(), size_t(6));
+            QCOMPARE(g.columns[0], std::string("all positions"));
+            int cells = 0;
+            for (size_t r = 0; r < g.rowCount(); ++r)
+                for (size_t c = 0; c < g.columnCount(); ++c) {
+                    const Ref& want = ref[{r == 0 ? std::string() : g.rows[r], -1, int(c) - 1}];
+                    const double got = g.value(r, c);
+                    QCOMPARE(g.counts[r * g.columnCount() + c], uint64_t(want.v.size()));
+                    if (want.v.empty()) {
+                        QVERIFY(std::isnan(got) || (stat.stat == CellStat::Count && got == 0));
+                        continue;
+                    }
+                    ++cells;
+                    std::vector<double> x = want.v;
+                    std::sort(x.begin(), x.end());
+                    if (stat.stat == CellStat::Mean)
+                        QVERIFY2(std::fabs(got - mean(x)) <= 1e-12 * mean(x), qPrintable(QString::number(got)));
+                    else if (stat.stat == CellStat::Max)
+                        QCOMPARE(got, x.back());
+                    else if (stat.stat == CellStat::Count)
+                        QCOMPARE(got, double(x.size()));
+                    else {
+                        size_t lo = 0;
+                        type7(x, 0.99, &lo);
+                        const size_t hi = std::min(lo + 1, x.size() - 1);
+                        QVERIFY2(got >= x[lo] * 0.99 && got <= x[hi] * 1.01,
+                                 qPrintable(QString("%1 not in [%2, %3]").arg(got).arg(x[lo]).arg(x[hi])));
+                    }
+                }
+            QCOMPARE(cells, 16);   // positions 0–299: four buckets of six have values
+        }
+        // Steps as rows; one step's cells alone.
+        const SummaryGrid bySteps = summaryGrid(s, "abs_log_ratio", kStepKey, std::nullopt, meanStat);
+        QCOMPARE(bySteps.rowCount(), size_t(6));   // all + 5 steps
+        for (int64_t st = 0; st < 5; ++st) {
+            QCOMPARE(bySteps.rows[size_t(st) + 1], "step " + std::to_string(st));
+            const double want = mean(ref[{"", st, -1}].v);
+            QVERIFY(std::fabs(bySteps.value(size_t(st) + 1, 0) - want) <= 1e-12 * want);
+        }
+        const SummaryGrid step3 = summaryGrid(s, "abs_log_ratio", "task", int64_t(3), maxStat);
+        std::vector<double> b3 = ref[{"b", 3, 2}].v;
+        QCOMPARE(step3.value(2, 3), *std::max_element(b3.begin(), b3.end()));
+        // The series over steps of task=b, with mean ± 1.96 standard errors over sequences.
+        const std::vector<StepPoint> series = summarySteps(s, "abs_log_ratio", "task", "b", -1, meanStat);
+        QCOMPARE(series.size(), size_t(5));
+        for (const StepPoint& p : series) {
+            const Ref& r = ref[{"b", p.step, -1}];
+            double tS = 0, tn = 0;
+            for (auto [S, n] : r.seq)
+                tS += S, tn += n;
+            const double mu = tS / tn;
+            double resid = 0;
+            for (auto [S, n] : r.seq)
+                resid += (S - mu * n) * (S - mu * n);
+            const double m = double(r.seq.size());
+            const double se = std::sqrt(resid / (tn * tn) * m / (m - 1));
+            QCOMPARE(p.count, uint64_t(r.v.size()));
+            QCOMPARE(p.sequences, uint64_t(r.seq.size()));
+            QVERIFY(std::fabs(p.value - mu) <= 1e-12 * mu);
+            QVERIFY2(std::fabs((p.hi - p.value) - 1.96 * se) <= 1e-6 * se, qPrintable(QString("%1 vs %2").arg(p.hi - p.value).arg(1.96 * se)));
+            QVERIFY(std::fabs((p.value - p.lo) - 1.96 * se) <= 1e-6 * se);
+        }
+        // The worst tokens over everything: the five largest values, with id and position.
+        std::vector<std::tuple<double, std::string, int64_t>> all = ref[{"", -1, -1}].tokens;
+        std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return std::get<0>(a) > std::get<0>(b); });
+        const std::vector<WorstEntry> worst = summaryWorst(s, "abs_log_ratio", "", "", -1, std::nullopt);
+        QCOMPARE(worst.size(), kWorstKept);
+        for (size_t i = 0; i < worst.size(); ++i) {
+            QCOMPARE(worst[i].value, std::get<0>(all[i]));
+            QCOMPARE(worst[i].id, std::get<1>(all[i]));
+            QCOMPARE(worst[i].position, std::get<2>(all[i]));
+        }
+        // What there is to choose from.
+        const std::vector<std::string> keys = summaryRowKeys(s);
+        QCOMPARE(keys.front(), std::string(kStepKey));
+        QCOMPARE(keys[1], std::string("task"));
+        const std::vector<std::string> metrics = summaryMetrics(s);
+        QVERIFY(std::find(metrics.begin(), metrics.end(), "abs_log_ratio") != metrics.end());
+        QVERIFY(std::find(metrics.begin(), metrics.end(), "tv") == metrics.end());   // no top-k: no value
+        QCOMPARE(cellStatName(p99), std::string("p99 (sketch)"));
     }
 
     void inputsMustBeDisjoint() {

@@ -351,7 +351,7 @@ private slots:
         ReportInput in = input(contractPath_);
         in.runPath = dir_.filePath(QStringLiteral("the-run.jsonl")).toStdString();
         kcx::test::writeAll(QString::fromStdString(in.runPath), "{\"id\": \"s\"}\n");
-        for (const QString role : {QStringLiteral("contract"), QStringLiteral("run")}) {
+        for (const QString& role : {QStringLiteral("contract"), QStringLiteral("run")}) {
             const std::string target = role == QLatin1String("run") ? in.runPath : in.contractPath;
             QVERIFY(!target.empty());
             const QByteArray before = kcx::test::readAll(QString::fromStdString(target));

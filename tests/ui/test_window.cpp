@@ -15,6 +15,7 @@
 #include <QHeaderView>
 #include <QScrollBar>
 #include <QLabel>
+#include <QStackedWidget>
 #include <QtTest/QTest>
 
 #include "core/evaluate/evaluator.h"
@@ -30,6 +31,10 @@
 #include "ui/heatmap/heatmap_panel.h"
 #include "ui/heatmap/heatmap_view.h"
 #include "ui/session/session.h"
+#include "ui/session/threshold_command.h"
+#include "ui/summary/summary_panel.h"
+#include "core/summary/summary.h"
+#include "core/base/sha256.h"
 #include "ui/window/main_window.h"
 
 using namespace kcx;
@@ -400,6 +405,105 @@ private slots:
         QCOMPARE(tabs->elideMode(), Qt::ElideNone);
         QVERIFY(w.showDetailTab("where is it hiding?"));
         QVERIFY(!w.showDetailTab("no such tab"));
+    }
+
+    // A summary opens (SPEC 10): the results come from its cells, the summary page replaces
+    // the heatmap and shows the grid, the steps and the worst tokens with where the raw data
+    // are, and a dragged threshold re-evaluates from the summary and undoes.
+    void opensASummary() {
+        // 36 sequences over 3 steps, task a or b; |log ratio| is 0.001·(q mod 7) per token,
+        // plus 0.05 on task b at step 2.
+        const QString runPath = dir_.path() + "/steps.jsonl";
+        QByteArray jsonl;
+        long double sumA = 0, sumB = 0;
+        double nA = 0, nB = 0, worst = 0;
+        std::string worstId;
+        for (int q = 0; q < 36; ++q) {
+            const int step = q % 3, T = 10 + q;
+            const bool b = q % 2 == 1;
+            const double d = 0.001 * (q % 7) + (b && step == 2 ? 0.05 : 0);
+            QByteArray train = "[", inf = "[", tokens = "[";
+            for (int t = 0; t < T; ++t) {
+                const double x = -1 - 0.01 * t;
+                train += (t ? "," : "") + QByteArray::number(x, 'g', 17);
+                inf += (t ? "," : "") + QByteArray::number(x - d, 'g', 17);
+                tokens += t ? ",1" : "1";
+                const double v = std::fabs(x - (x - d));   // as the run will hold it
+                (b ? sumB : sumA) += v;
+                (b ? nB : nA) += 1;
+                if (v > worst)
+                    worst = v, worstId = QByteArray("q").append(QByteArray::number(q)).toStdString();
+            }
+            jsonl += "{\"id\": \"q" + QByteArray::number(q) + "\", \"step\": " + QByteArray::number(step) +
+                     ", \"slices\": {\"task\": \"" + (b ? "b" : "a") + "\"}, \"tokens\": " + tokens +
+                     "], \"logp_train\": " + train + "], \"logp_inf\": " + inf + "]}\n";
+        }
+        writeAll(runPath, jsonl);
+        const double meanA = double(sumA / nA), meanB = double(sumB / nB);
+        const QString sumPath = dir_.path() + "/steps.kcxsum";
+        {
+            auto run = std::make_shared<const Run>(loadRun(runPath.toStdString()));
+            RunSummary summary = summarizeRun(run);
+            summary.inputs.push_back({runPath.toStdString(), sha256File(runPath.toStdString()), run->sequenceCount(),
+                                      run->tokenCount()});
+            writeSummary(summary, sumPath.toStdString());
+        }
+        // The limit lies between the two tasks' means: b fails, a passes.
+        const double limit = 0.5 * (meanA + meanB);
+        const QString contractPath = dir_.path() + "/steps.yaml";
+        writeAll(contractPath, QByteArray("kcx_contract: 1\nname: steps\nversion: \"1\"\nnumerical:\n  - id: N1\n"
+                                          "    metric: abs_log_ratio\n    aggregate: mean\n    max: ") +
+                                   QByteArray::number(limit, 'g', 17) + "\n    per_slice: task\n");
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(w.openContract(contractPath));
+        QSignalSpy loaded(w.session(), &Session::summaryLoaded);
+        w.openRun(sumPath);
+        QTRY_VERIFY2_WITH_TIMEOUT(loaded.size() == 1, qPrintable(w.session()->loadError()), 20000);
+        QTRY_VERIFY2_WITH_TIMEOUT(w.settled(), qPrintable(w.settleState()), 20000);
+        QVERIFY(!w.session()->run());
+        QVERIFY(w.summaryPanel()->isVisible());
+        QVERIFY(!w.heatmapPanel()->isVisible());
+        auto statusOf = [&](const std::string& task) {
+            const Result* r = find(*w.session()->latest().evaluation, "N1", task);
+            return r ? r->status : Status::Error;
+        };
+        QCOMPARE(statusOf("a"), Status::Pass);
+        QCOMPARE(statusOf("b"), Status::Fail);
+        QVERIFY(std::fabs(*find(*w.session()->latest().evaluation, "N1", "b")->observed - meanB) <= 1e-12 * meanB);
+
+        // The page: the clause's metric and statistic by its slice key; the b row's mean.
+        SummaryPanel* page = w.summaryPanel();
+        w.contractPanel()->selectClause("N1");
+        QTRY_VERIFY(page->isDrawn() && page->rowKey() == "task");
+        const SummaryGrid* g = page->grid();
+        QCOMPARE(g->rows, (std::vector<std::string>{"all", "a", "b"}));
+        QVERIFY(std::fabs(g->value(2, 0) - meanB) <= 1e-12 * meanB);
+        QVERIFY(std::fabs(g->value(1, 0) - meanA) <= 1e-12 * meanA);
+        page->selectCell(2, 0);
+        QCOMPARE(page->steps().size(), size_t(3));
+        QVERIFY(page->steps()[2].value > page->steps()[0].value + 0.04);   // the rise at step 2
+        QVERIFY(!page->worst().empty());
+        QCOMPARE(page->worst()[0].value, worst);
+        QCOMPARE(page->worst()[0].id, worstId);
+        QVERIFY2(page->worstNote().contains(runPath), qPrintable(page->worstNote()));
+
+        // Drag the limit above b's mean: re-evaluated from the summary; undo brings it back.
+        w.undoStack()->push(new ThresholdCommand(w.session(), "N1", "max", limit, meanB * 1.01, ThresholdCommand::newGesture()));
+        QTRY_VERIFY_WITH_TIMEOUT(!w.session()->evaluating() && w.session()->latest().contract->find("N1")->max->value == meanB * 1.01, 20000);
+        QCOMPARE(statusOf("b"), Status::Pass);
+        w.undoStack()->undo();
+        QTRY_VERIFY_WITH_TIMEOUT(!w.session()->evaluating() && w.session()->latest().contract->find("N1")->max->value == limit, 20000);
+        QCOMPARE(statusOf("b"), Status::Fail);
+
+        // A run opened after the summary brings the heatmap back.
+        QSignalSpy runLoaded(w.session(), &Session::runLoaded);
+        w.openRun(runPath);
+        QTRY_COMPARE_WITH_TIMEOUT(runLoaded.size(), 1, 20000);
+        QVERIFY(!w.session()->summary());
+        QTRY_VERIFY(w.heatmapPanel()->isVisible());
+        QVERIFY(!page->isVisible());
     }
 
     void reloadsAContractChangedOnDisk() {

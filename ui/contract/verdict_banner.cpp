@@ -38,10 +38,11 @@ VerdictBanner::VerdictBanner(QWidget* parent)
 void VerdictBanner::setSession(Session* session) {
     session_ = session;
     connect(session, &Session::loadProgress, this, [this](double f, const QString& what) { setLoading(true, f, what); });
-    connect(session, &Session::runLoaded, this, [this] {
-        loadError_.clear();
-        setLoading(false);
-    });
+    for (auto loaded : {&Session::runLoaded, &Session::summaryLoaded})
+        connect(session, loaded, this, [this] {
+            loadError_.clear();
+            setLoading(false);
+        });
     connect(session, &Session::loadFailed, this, &VerdictBanner::setLoadFailed);
     connect(session, &Session::contractChanged, this, &VerdictBanner::refresh);
     connect(session, &Session::evaluationStarted, this, [this] { setEvaluating(true); });
@@ -95,7 +96,7 @@ void VerdictBanner::refresh() {
     if (!evaluation_) {
         colour_ = QColor(0x9e, 0x9e, 0x9e);
         action_->clear();
-        const bool hasRun = session_ && session_->run(), hasContract = session_ && session_->contract();
+        const bool hasRun = session_ && session_->hasData(), hasContract = session_ && session_->contract();
         if (loading_) {
             verdict_->setText(tr("loading"));
             counts_->setText(loadWhat_.isEmpty() ? tr("Reading the run… %1 %").arg(int(loadFraction_ * 100))

@@ -26,13 +26,18 @@
 #include "core/metrics/metrics.h"
 #include "core/signoff/signoff.h"
 #include "core/signoff/signoff_verify.h"
+#include "core/summary/summary_views.h"
 #include "ui/charts/chart_data.h"
 
 namespace kcx::ui {
 
-// What to report. The evaluation must be of `contract` against `run`.
+// What to report. The evaluation must be of `contract` against `run` (or `summary`).
 struct ReportInput {
     std::shared_ptr<const Run> run;
+    // A summary (SPEC 10) in place of the run: the heatmap is the summary's grid of slice
+    // values (or steps) × position buckets, the charts give way to the metric over steps
+    // and the worst tokens the summary kept.
+    std::shared_ptr<const RunSummary> summary;
     std::string runPath;                    // "" for a generated run (the built-in demo)
     std::string runSha256;                  // of the run file; "" when there is no file
     std::string contractText;               // exactly the bytes the report shows and hashes
@@ -76,6 +81,10 @@ struct ReportData {
     std::optional<PositionMeans> positions;
     std::string positionsKey;               // the slice key of the position lines
     std::vector<std::string> barClauses;    // per_slice clauses, in contract order
+    // A summary's series over steps and worst tokens of `metric` over all tokens.
+    CellStatSpec stepsStat;
+    std::vector<StepPoint> steps;
+    std::vector<WorstEntry> worst;
 };
 
 inline constexpr int kFigureWidth = 900;    // every figure is kFigureWidth x kFigureHeight

@@ -50,7 +50,8 @@ void exportReport(QWidget* parent, Session* session, const QString& pathIn, std:
             done(error);
     };
     const EvaluationSnapshot snapshot = session->latest();
-    if (!session->run() || !snapshot.evaluation || !snapshot.contract || snapshot.run != session->run()) {
+    if (!session->hasData() || !snapshot.evaluation || !snapshot.contract || snapshot.run != session->run() ||
+        snapshot.summary != session->summary()) {
         finish(pathIn, tr("Nothing to report yet: open a run and a contract, and let the evaluation finish."));
         return;
     }
@@ -84,6 +85,7 @@ void exportReport(QWidget* parent, Session* session, const QString& pathIn, std:
 
     ReportInput in;
     in.run = snapshot.run;
+    in.summary = snapshot.summary;
     in.runPath = session->runPath().toStdString();
     in.contract = snapshot.contract;
     in.contractText = session->editedContractText();

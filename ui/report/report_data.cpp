@@ -8,7 +8,9 @@
 #include "core/base/sha256.h"
 #include "core/heatmap/heatmap.h"
 #include "core/metrics/derived_slices.h"
+#include "core/evaluate/evaluator_summary.h"
 #include "ui/heatmap/clause_lens.h"
+#include "ui/heatmap/summary_grid_paint.h"
 #include "ui/report/report.h"
 #include "ui/report/report_internal.h"
 
@@ -67,7 +69,8 @@ namespace {
 
 // Checks each record against the report's contract text, run file and results; a record
 // of another stage is compared with an evaluation at its stage.
-std::vector<ReportSignoff> verifySignoffs(const ReportInput& in, const std::shared_ptr<MetricEngine>& engine,
+std::vector<ReportSignoff> verifySignoffs(const ReportInput& in,
+                                          const std::function<Evaluation(const EvaluateOptions&)>& evaluate,
                                           const std::string& contractSha, const std::string& runSha) {
     std::vector<ReportSignoff> out;
     std::map<std::string, EvaluatedNow> byStage;   // stage -> what evaluating there says
@@ -98,11 +101,9 @@ std::vector<ReportSignoff> verifySignoffs(const ReportInput& in, const std::shar
         }
         if (!byStage.count(r.stage) && !stageError.count(r.stage) && in.contract) {
             try {
-                Evaluator evaluator(engine, *in.contract);
                 EvaluateOptions options;
                 options.stage = r.stage;
-                const Evaluation ev = evaluator.evaluate(options);
-                byStage[r.stage] = evaluatedNow(ev);
+                byStage[r.stage] = evaluatedNow(evaluate(options));
             } catch (const std::invalid_argument& e) {
                 stageError[r.stage] = e.what();
             }
@@ -129,13 +130,118 @@ std::vector<ValueLine> linesOn(const Contract& contract, const std::string& metr
     return lines;
 }
 
+// The clause the heatmap shows: the first failing numerical or statistical clause on the
+// metric, else the first on it (nullptr when none).
+const Clause* lensClauseOf(const ReportInput& in, const std::string& metric) {
+    auto fails = [&](const Clause& c) {
+        return std::any_of(in.evaluation.results.begin(), in.evaluation.results.end(),
+                           [&](const Result& r) { return r.clause == c.id && r.status == Status::Fail; });
+    };
+    const Clause* lensClause = nullptr;
+    for (const Clause& c : in.contract->clauses)
+        if (c.metric == metric && (c.family == Family::Numerical || c.family == Family::Statistical) &&
+            (!lensClause || (fails(c) && !fails(*lensClause))))
+            lensClause = &c;
+    return lensClause;
+}
+
+void barClausesOf(const ReportInput& in, ReportData& data) {
+    for (const Clause& c : in.contract->clauses) {
+        if (c.perSlice.empty() || (c.family != Family::Numerical && c.family != Family::Statistical))
+            continue;
+        const bool hasResults = std::any_of(in.evaluation.results.begin(), in.evaluation.results.end(),
+                                            [&](const Result& r) { return r.clause == c.id; });
+        if (hasResults)
+            data.barClauses.push_back(c.id);
+    }
+}
+
+std::string hashRun(const ReportInput& in, ReportData& data) {
+    std::string runSha = in.runSha256;
+    if (runSha.empty() && !in.runPath.empty()) {
+        try {
+            runSha = sha256File(in.runPath);
+        } catch (const std::exception& e) {
+            data.notes.push_back("The run file could not be hashed: " + std::string(e.what()));
+        }
+    }
+    return runSha;
+}
+
+// A summary's report: its grid as the heatmap, with the clause's statistic and limit.
+ReportData prepareSummaryReport(const ReportInput& in, ReportData data, const Progress& progress) {
+    const RunSummary& s = *in.summary;
+    const std::vector<std::string> metrics = summaryMetrics(s);
+    if (std::find(metrics.begin(), metrics.end(), data.metric) == metrics.end()) {
+        data.notes.push_back("No heatmap or series over steps: the summary has no value of " + data.metric + ".");
+    } else {
+        const Clause* lens = lensClauseOf(in, data.metric);
+        CellStatSpec stat;
+        SummaryGridStyle style;
+        if (lens && lens->family == Family::Numerical && lens->aggregate) {
+            if (lens->aggregate->kind == Aggregate::Kind::Max)
+                stat.stat = CellStat::Max;
+            else if (lens->aggregate->kind == Aggregate::Kind::Quantile)
+                stat = {CellStat::Quantile, lens->aggregate->q};
+        }
+        const bool ownStatistic = lens && ((lens->family == Family::Numerical && lens->aggregate &&
+                                            (lens->aggregate->kind == Aggregate::Kind::Max ||
+                                             lens->aggregate->kind == Aggregate::Kind::Quantile ||
+                                             lens->aggregate->kind == Aggregate::Kind::Mean)) ||
+                                           (lens->family == Family::Statistical && lens->test == Clause::Test::Mean));
+        if (ownStatistic) {
+            if (lens->max)
+                style.markAbove = lens->max->value;
+            if (lens->min)
+                style.markBelow = lens->min->value;
+        }
+        const std::vector<std::string> keys = summaryRowKeys(s);
+        std::string rowKey;
+        if (lens && std::find(keys.begin(), keys.end(), lens->perSlice) != keys.end())
+            rowKey = lens->perSlice;
+        else if (!keys.empty())
+            rowKey = keys.front();   // "step" when there are several
+        const SummaryGrid grid = summaryGrid(s, data.metric, rowKey, std::nullopt, stat);
+        ReportFigure fig;
+        fig.id = "heatmap";
+        fig.title = summaryGridTitle(grid);
+        fig.caption = QStringLiteral("From the summary's cells over every step: counts, means and maxima exact, quantiles "
+                                     "from its sketch (within 1 %%). The first column is every position; the others are "
+                                     "the position buckets.%1")
+                          .arg(style.markAbove || style.markBelow
+                                   ? QStringLiteral(" Outlined: cells beyond the limit of %1.").arg(QString::fromStdString(lens->id))
+                                   : QString());
+        fig.caption.replace(QStringLiteral("%%"), QStringLiteral("%"));
+        fig.image = summaryGridImage(grid, QSize(kFigureWidth, std::clamp(70 + kSummaryRowHeight * int(grid.rowCount() + 1), 160, 2 * kFigureHeight)),
+                                     fig.title, style);
+        data.figures.push_back(std::move(fig));
+        data.stepsStat = stat;
+        data.steps = summarySteps(s, data.metric, "", "", -1, stat);
+        data.worst = summaryWorst(s, data.metric, "", "", -1, std::nullopt);
+    }
+    report(progress, 0.6);
+    barClausesOf(in, data);
+    const std::string runSha = hashRun(in, data);
+    report(progress, 0.85);
+    data.runSha256 = runSha;
+    data.contractSha256 = in.contractSha256.empty() ? sha256Hex(in.contractText) : in.contractSha256;
+    data.signoffs = verifySignoffs(in, [&](const EvaluateOptions& o) { return evaluateContractOnSummary(*in.contract, s, o); },
+                                   data.contractSha256, runSha);
+    report(progress, 1.0);
+    return data;
+}
+
 }  // namespace
 
 ReportData prepareReport(const ReportInput& in, const Progress& progress) {
     ReportData data;
     data.generatedAt = utcNow();
-    if (!in.run || !in.contract)
-        throw std::invalid_argument("a report needs a run and a contract");
+    if ((!in.run && !in.summary) || !in.contract)
+        throw std::invalid_argument("a report needs a run (or a summary) and a contract");
+    if (in.summary) {
+        data.metric = in.metric.empty() ? reportMetric(*in.contract) : in.metric;
+        return prepareSummaryReport(in, std::move(data), progress);
+    }
     auto stage = [&](double from, double to) -> Progress {
         if (!progress)
             return {};
@@ -164,15 +270,7 @@ ReportData prepareReport(const ReportInput& in, const Progress& progress) {
         // The heatmap shows the clause the metric was chosen for as the window shows a
         // selected clause: its own statistic over its scope, marked against its limit. The
         // first failing clause on the metric, else the first clause on it.
-        auto fails = [&](const Clause& c) {
-            return std::any_of(in.evaluation.results.begin(), in.evaluation.results.end(),
-                               [&](const Result& r) { return r.clause == c.id && r.status == Status::Fail; });
-        };
-        const Clause* lensClause = nullptr;
-        for (const Clause& c : in.contract->clauses)
-            if (c.metric == data.metric && (c.family == Family::Numerical || c.family == Family::Statistical) &&
-                (!lensClause || (fails(c) && !fails(*lensClause))))
-                lensClause = &c;
+        const Clause* lensClause = lensClauseOf(in, data.metric);
         std::optional<ClauseLens> lens;
         if (lensClause)
             lens = clauseLens(*lensClause, *engine);
@@ -184,26 +282,18 @@ ReportData prepareReport(const ReportInput& in, const Progress& progress) {
         data.positions = computePositionMeans(*in.run, values->values, key, 120, stage(0.7, 0.8));
         data.positionsKey = key >= 0 ? in.run->slices.keys[0] : std::string();
     }
-    for (const Clause& c : in.contract->clauses) {
-        if (c.perSlice.empty() || (c.family != Family::Numerical && c.family != Family::Statistical))
-            continue;
-        const bool hasResults = std::any_of(in.evaluation.results.begin(), in.evaluation.results.end(),
-                                            [&](const Result& r) { return r.clause == c.id; });
-        if (hasResults)
-            data.barClauses.push_back(c.id);
-    }
-    std::string runSha = in.runSha256;
-    if (runSha.empty() && !in.runPath.empty()) {
-        try {
-            runSha = sha256File(in.runPath);
-        } catch (const std::exception& e) {
-            data.notes.push_back("The run file could not be hashed: " + std::string(e.what()));
-        }
-    }
+    barClausesOf(in, data);
+    const std::string runSha = hashRun(in, data);
     report(progress, 0.85);
     data.runSha256 = runSha;
     data.contractSha256 = in.contractSha256.empty() ? sha256Hex(in.contractText) : in.contractSha256;
-    data.signoffs = verifySignoffs(in, engine, data.contractSha256, runSha);
+    data.signoffs = verifySignoffs(
+        in,
+        [&](const EvaluateOptions& o) {
+            Evaluator evaluator(engine, *in.contract);
+            return evaluator.evaluate(o);
+        },
+        data.contractSha256, runSha);
     report(progress, 1.0);
     return data;
 }

@@ -260,6 +260,7 @@ QString document(const ReportInput& in, const ReportData& data, const HtmlFlavou
     h += resultsHtml(in, f) + QLatin1Char('\n');
     h += identitiesHtml(in, data, f) + QLatin1Char('\n');
     h += figuresHtml(data, f) + QLatin1Char('\n');
+    h += summaryHtml(in, data, f);
     h += boundsHtml(in, f) + QLatin1Char('\n');
     h += signoffsHtml(in, data, f) + QLatin1Char('\n');
     h += QStringLiteral("<h2 id=\"contract\">Contract text</h2>\n<p class=\"meta\">%1, verbatim (sha256 <span class=\"hash\">%2</span>).</p>\n"

@@ -3,6 +3,7 @@
 #include <QFileInfo>
 #include <QStringList>
 
+#include <cmath>
 #include <set>
 
 #include "ui/contract/bounds_model.h"
@@ -54,7 +55,39 @@ QString row(const QString& key, const QString& valueHtmlText) {
     return QStringLiteral("<tr><th>%1</th><td>%2</td></tr>").arg(esc(key), valueHtmlText);
 }
 
+// A summary's identity: its file, what it reduces (inputs with their hashes), its size.
+QString summaryTable(const ReportInput& in, const ReportData& data, const HtmlFlavour& f) {
+    const RunSummary& s = *in.summary;
+    QString h = tableOpen(f, QStringLiteral("kv"));
+    h += row(QStringLiteral("file"), esc(QString::fromStdString(in.runPath)) + QStringLiteral(" (a summary, SPEC 10)"));
+    h += row(QStringLiteral("sha256"), data.runSha256.empty() ? QStringLiteral("&#8212;") : valueHtml(QString::fromStdString(data.runSha256), f));
+    h += row(QStringLiteral("sequences"), QString::number(s.sequences()));
+    h += row(QStringLiteral("tokens"), QString::number(s.tokens()));
+    h += row(QStringLiteral("steps"), QString::number(s.steps().size()));
+    QStringList has{QStringLiteral("log-probs of both kernels")};
+    if (s.hasTopK)
+        has << QStringLiteral("top-k of both kernels");
+    if (s.hasLogits)
+        has << QStringLiteral("full logits");
+    if (s.hasRewards)
+        has << QStringLiteral("rewards");
+    h += row(QStringLiteral("data"), esc(has.join(QStringLiteral(", "))));
+    h += row(QStringLiteral("resolution"), esc(QStringLiteral("counts, sums, means, minima and maxima exact; quantiles from a "
+                                                             "sketch with 1 % relative accuracy")));
+    QString inputs;
+    for (const SummaryInput& i : s.inputs)
+        inputs += QStringLiteral("%1 (%2 sequences, %3 tokens) sha256 %4<br>")
+                      .arg(esc(i.path))
+                      .arg(i.sequences)
+                      .arg(i.tokens)
+                      .arg(valueHtml(QString::fromStdString(i.sha256), f));
+    h += row(QStringLiteral("inputs"), inputs.isEmpty() ? QStringLiteral("none recorded") : inputs);
+    return h + QStringLiteral("</table>");
+}
+
 QString runTable(const ReportInput& in, const ReportData& data, const HtmlFlavour& f) {
+    if (in.summary)
+        return summaryTable(in, data, f);
     const Run& run = *in.run;
     QString h = tableOpen(f, QStringLiteral("kv"));
     h += row(QStringLiteral("file"), esc(in.runPath.empty() ? QStringLiteral("(generated in memory: the built-in demo run)")
@@ -125,8 +158,12 @@ QString describe(const SignoffRecord& r) { return QString::fromStdString(describ
 
 QString identitiesHtml(const ReportInput& in, const ReportData& data, const HtmlFlavour& f) {
     QString h = QStringLiteral("<h2 id=\"identities\">Run, kernels and contract</h2><h3>Run</h3>") + runTable(in, data, f);
-    const nlohmann::json& header = in.run->header;
-    h += QStringLiteral("<h3>Kernels</h3>") + kernelsTable(header, f);
+    static const nlohmann::json noHeader;
+    const nlohmann::json& header = in.run ? in.run->header : noHeader;
+    h += QStringLiteral("<h3>Kernels</h3>") +
+         (in.summary ? QStringLiteral("<p>A summary keeps no run header: the kernels are described in the headers of "
+                                      "its inputs, listed above with their hashes.</p>")
+                     : kernelsTable(header, f));
     if (header.is_object() && header.contains("model") && header["model"].is_object())
         h += QStringLiteral("<h3>Model</h3>") + objectTable(header["model"], f);
     if (header.is_object()) {
@@ -239,6 +276,53 @@ QString signoffsHtml(const ReportInput& in, const ReportData& data, const HtmlFl
                  .arg(breakable(name, f), what, tint(statusColour(look), 0.3), esc(s.statusText()), checks);
     }
     return h + QStringLiteral("</table>");
+}
+
+QString summaryHtml(const ReportInput& in, const ReportData& data, const HtmlFlavour& f) {
+    if (!in.summary || data.steps.empty())
+        return {};
+    const QString stat = QString::fromStdString(cellStatName(data.stepsStat));
+    const QString metric = QString::fromStdString(data.metric);
+    QString h = QStringLiteral("<h2 id=\"steps\">%1 over steps</h2>").arg(esc(metric));
+    const bool mean = data.stepsStat.stat == CellStat::Mean;
+    h += QStringLiteral("<p class=\"meta\">%1 of %2 over every token of each step, from the summary%3.</p>")
+             .arg(esc(stat), esc(metric), mean ? QStringLiteral("; the interval is the mean &#177; 1.96 standard errors "
+                                                                "with sequences as the unit")
+                                               : QString());
+    h += tableOpen(f, QStringLiteral("steps")) + QStringLiteral("<thead><tr><th>step</th><th>values</th><th>sequences</th><th>%1</th>%2</tr></thead>")
+                                                     .arg(esc(stat), mean ? QStringLiteral("<th>95 % interval</th>") : QString());
+    // A long run: the first and last 100 steps, and a note for those left out.
+    const size_t n = data.steps.size(), keep = 100;
+    for (size_t i = 0; i < n; ++i) {
+        if (n > 2 * keep && i == keep) {
+            h += QStringLiteral("<tr><td colspan=\"%1\">… %2 steps not shown …</td></tr>").arg(mean ? 5 : 4).arg(n - 2 * keep);
+            i = n - keep;
+        }
+        const StepPoint& p = data.steps[i];
+        h += QStringLiteral("<tr><td class=\"num\">%1</td><td class=\"num\">%2</td><td class=\"num\">%3</td><td class=\"num\">%4</td>")
+                 .arg(p.step < 0 ? QStringLiteral("none") : QString::number(p.step))
+                 .arg(p.count)
+                 .arg(p.sequences)
+                 .arg(std::isnan(p.value) ? QStringLiteral("&#8212;") : reportNumber(p.value));
+        if (mean)
+            h += QStringLiteral("<td class=\"num\">%1</td>")
+                     .arg(std::isnan(p.lo) ? QStringLiteral("&#8212;")
+                                           : QStringLiteral("[%1, %2]").arg(reportNumber(p.lo), reportNumber(p.hi)));
+        h += QStringLiteral("</tr>");
+    }
+    h += QStringLiteral("</table>");
+    h += QStringLiteral("<h3>Worst tokens the summary kept</h3>");
+    if (data.worst.empty())
+        return h + QStringLiteral("<p>None.</p>");
+    h += tableOpen(f, QStringLiteral("worst")) +
+         QStringLiteral("<thead><tr><th>%1</th><th>sequence id</th><th>position</th><th>step</th></tr></thead>").arg(esc(metric));
+    for (const WorstEntry& w : data.worst)
+        h += QStringLiteral("<tr><td class=\"num\">%1</td><td>%2</td><td class=\"num\">%3</td><td class=\"num\">%4</td></tr>")
+                 .arg(reportNumber(w.value), esc(w.id), w.position >= 0 ? QString::number(w.position) : QStringLiteral("(sequence)"),
+                      w.step >= 0 ? QString::number(w.step) : QStringLiteral("&#8212;"));
+    h += QStringLiteral("</table><p class=\"meta\">The tokens themselves are not in the summary: they are in its inputs "
+                        "(listed under Run), where the window's drill-down shows them.</p>");
+    return h;
 }
 
 }  // namespace kcx::ui

@@ -54,5 +54,7 @@ QString tint(const QColor& colour, double strength);
 QString identitiesHtml(const ReportInput& in, const ReportData& data, const HtmlFlavour& f);
 QString boundsHtml(const ReportInput& in, const HtmlFlavour& f);
 QString signoffsHtml(const ReportInput& in, const ReportData& data, const HtmlFlavour& f);
+// A summary's metric over steps and its worst tokens ("" without a summary).
+QString summaryHtml(const ReportInput& in, const ReportData& data, const HtmlFlavour& f);
 
 }  // namespace kcx::ui

@@ -15,6 +15,7 @@
 #include "core/contract/contract_edit.h"
 #include "core/demo/demo.h"
 #include "core/formats/importers.h"
+#include "core/evaluate/evaluator_summary.h"
 #include "core/formats/loader.h"
 #include "ui/session/background.h"
 
@@ -91,7 +92,7 @@ Session::~Session() {
     pool_.waitForDone();
 }
 
-void Session::startLoad(std::function<Run(const Progress&)> load, const QString& path) {
+void Session::startLoad(std::function<Loaded(const Progress&)> load, const QString& path) {
     cancelLoad();
     auto cancel = std::make_shared<std::atomic<bool>>(false);
     loadCancel_ = cancel;
@@ -100,7 +101,7 @@ void Session::startLoad(std::function<Run(const Progress&)> load, const QString&
     QPointer<Session> self(this);
     const QString what = path.isEmpty() ? tr("Building the demo run") : tr("Loading %1").arg(QFileInfo(path).fileName());
     emit loadProgress(0, what);
-    auto future = QtConcurrent::run(workPool(), [load, cancel, self, gen, what]() -> Outcome<Run> {
+    auto future = QtConcurrent::run(workPool(), [load, cancel, self, gen, what]() -> Outcome<Loaded> {
         lowerThreadPriority();
         const Progress progress = [cancel, self, gen, what](double f) {
             if (self)
@@ -110,9 +111,9 @@ void Session::startLoad(std::function<Run(const Progress&)> load, const QString&
                 }, Qt::QueuedConnection);
             return !*cancel;
         };
-        return attempt<Run>([&] { return load(progress); });
+        return attempt<Loaded>([&] { return load(progress); });
     });
-    future.then(this, [this, gen, path](Outcome<Run> out) {
+    future.then(this, [this, gen, path](Outcome<Loaded> out) {
         if (gen != loadGeneration_)
             return;
         loading_ = false;
@@ -120,7 +121,10 @@ void Session::startLoad(std::function<Run(const Progress&)> load, const QString&
         if (out.value) {
             // An exception here would vanish into the continuation's future: report it.
             try {
-                installRun(std::move(out.value), path);
+                if (out.value->summary)
+                    installSummary(out.value->summary, path);
+                else
+                    installRun(out.value->run, path);
             } catch (const std::exception& e) {
                 emit loadFailed(tr("The run loaded, but showing it failed: %1").arg(QString::fromStdString(e.what())));
             }
@@ -141,11 +145,17 @@ void Session::openRun(const QString& path) {
             return std::make_pair(ec ? 0 : size, time.time_since_epoch().count());
         };
         const auto before = stamp();
-        Run run = loadRun(p, progress);
+        Loaded loaded;
+        if (looksLikeSummary(p)) {
+            report(progress, 0.0);
+            loaded.summary = std::make_shared<const RunSummary>(readSummary(p));
+        } else {
+            loaded.run = std::make_shared<const Run>(loadRun(p, progress));
+        }
         if (stamp() != before)
             throw InputError::inFile(p, "the file changed while it was being read; open it again once it is "
                                         "completely written");
-        return run;
+        return loaded;
     }, path);
 }
 
@@ -171,12 +181,13 @@ void Session::importRun(const QString& infPath, const QString& trainPath) {
         }
         if (r.run.sequenceCount() == 0)
             throw InputError::inFile(inf, "no record is present in both files (ids differ?)");
-        return std::move(r.run);
+        return Loaded{std::make_shared<const Run>(std::move(r.run)), nullptr};
     }, QString());
 }
 
 void Session::openDemo() {
-    startLoad([](const Progress& progress) { return makeDemoRun({}, progress); }, QString());
+    startLoad([](const Progress& progress) { return Loaded{std::make_shared<const Run>(makeDemoRun({}, progress)), nullptr}; },
+              QString());
 }
 
 void Session::cancelLoad() {
@@ -189,10 +200,20 @@ void Session::cancelLoad() {
 }
 
 void Session::installRun(std::shared_ptr<const Run> run, const QString& path) {
+    summary_.reset();
     run_ = std::move(run);
     runPath_ = path;
     rebuildEvaluator();
     emit runLoaded();
+    scheduleEvaluation();
+}
+
+void Session::installSummary(std::shared_ptr<const RunSummary> summary, const QString& path) {
+    run_.reset();
+    summary_ = std::move(summary);
+    runPath_ = path;
+    rebuildEvaluator();
+    emit summaryLoaded();
     scheduleEvaluation();
 }
 
@@ -369,6 +390,10 @@ void Session::setStage(const QString& stage) {
 }
 
 void Session::scheduleEvaluation(std::function<void(Evaluator&)> change) {
+    if (summary_ && contract_) {
+        scheduleSummaryEvaluation();
+        return;
+    }
     if (!run_ || !contract_ || !evaluator_)
         return;
     const quint64 gen = ++generation_;
@@ -406,8 +431,44 @@ void Session::scheduleEvaluation(std::function<void(Evaluator&)> change) {
         if (!out.value) {
             emit evaluationFailed(out.error);
         } else {
-            latest_ = {gen, run, contract, std::move(out.value)};
+            latest_ = {gen, run, contract, std::move(out.value), nullptr};
             emit evaluated(latest_);
+        }
+        if (pendingJobs_ == 0)
+            emit idle();
+    });
+}
+
+// A summary's contract is decided from its cells in one short pass (no state to keep):
+// each job evaluates the thresholds it was given, and only the newest reaches the window.
+void Session::scheduleSummaryEvaluation() {
+    const quint64 gen = ++generation_;
+    *latestGeneration_ = gen;
+    ++pendingJobs_;
+    emit evaluationStarted(gen);
+    auto contract = std::shared_ptr<const Contract>(contract_);
+    auto summary = summary_;
+    EvaluateOptions options;
+    options.stage = stage_.toStdString();
+    auto latest = latestGeneration_;
+    QFuture<Outcome<Evaluation>> future = QtConcurrent::run(&pool_, [=]() -> Outcome<Evaluation> {
+        lowerThreadPriority();
+        const ForegroundWork foreground;
+        return attempt<Evaluation>([&]() -> Evaluation {
+            if (*latest != gen)
+                throw Cancelled();
+            return evaluateContractOnSummary(*contract, *summary, options);
+        });
+    });
+    future.then(this, [this, gen, summary, contract](Outcome<Evaluation> out) {
+        --pendingJobs_;
+        if (gen == generation_ && !out.cancelled) {
+            if (!out.value) {
+                emit evaluationFailed(out.error);
+            } else {
+                latest_ = {gen, nullptr, contract, std::move(out.value), summary};
+                emit evaluated(latest_);
+            }
         }
         if (pendingJobs_ == 0)
             emit idle();

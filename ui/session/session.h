@@ -22,8 +22,10 @@
 #include "core/contract/contract.h"
 #include "core/evaluate/clause_scope.h"
 #include "core/evaluate/evaluator.h"
+#include "core/evaluate/evaluator_summary.h"
 #include "core/formats/run.h"
 #include "core/metrics/metrics.h"
+#include "core/summary/summary.h"
 
 namespace kcx::ui {
 
@@ -33,6 +35,7 @@ struct EvaluationSnapshot {
     std::shared_ptr<const Run> run;
     std::shared_ptr<const Contract> contract;      // the thresholds this evaluation used
     std::shared_ptr<const Evaluation> evaluation;
+    std::shared_ptr<const RunSummary> summary;     // set when a summary was evaluated (no run)
 };
 
 class Session : public QObject {
@@ -42,7 +45,9 @@ public:
     ~Session() override;
 
     // Loading, in the background; progress through loadProgress(), the end through
-    // runLoaded() or loadFailed(). A new load cancels the one in flight.
+    // runLoaded() or loadFailed(). A new load cancels the one in flight. A summary (SPEC 10,
+    // chosen by content) ends with summaryLoaded() instead: the session then has a summary
+    // and no run, and evaluates the contract from the summary's cells.
     void openRun(const QString& path);
     void openDemo();
     // Pairs two one-sided log-prob dumps (vLLM/OpenAI, SGLang, plain arrays: kcx import)
@@ -60,6 +65,10 @@ public:
     bool setContractText(const std::string& text, const QString& name, const QString& path = {});
 
     std::shared_ptr<const Run> run() const { return run_; }
+    std::shared_ptr<const RunSummary> summary() const { return summary_; }
+    bool hasData() const { return run_ || summary_; }
+    // What the contract is evaluated on: the run or the summary.
+    EvaluationData data() const { return summary_ ? EvaluationData(summary_) : EvaluationData(run_); }
     QString runPath() const { return runPath_; }
     std::shared_ptr<const Contract> contract() const { return contract_; }
     QString contractPath() const { return contractPath_; }
@@ -98,6 +107,7 @@ public:
 signals:
     void loadProgress(double fraction, const QString& what);
     void runLoaded();
+    void summaryLoaded();
     void loadFailed(const QString& message);
     void contractChanged();
     // The contract's text was written to `path` (saveContract): what is on disk changed,
@@ -112,12 +122,20 @@ signals:
     void metricReady(const QString& name, std::shared_ptr<const kcx::MetricValues> values);
 
 private:
+    // What a load produced: a run, or a summary.
+    struct Loaded {
+        std::shared_ptr<const Run> run;
+        std::shared_ptr<const RunSummary> summary;
+    };
     void installRun(std::shared_ptr<const Run> run, const QString& path);
+    void installSummary(std::shared_ptr<const RunSummary> summary, const QString& path);
     void rebuildEvaluator();
     void scheduleEvaluation(std::function<void(Evaluator&)> change = {});
-    void startLoad(std::function<Run(const Progress&)> load, const QString& path);
+    void scheduleSummaryEvaluation();
+    void startLoad(std::function<Loaded(const Progress&)> load, const QString& path);
 
     std::shared_ptr<const Run> run_;
+    std::shared_ptr<const RunSummary> summary_;
     QString runPath_;
     std::shared_ptr<MetricEngine> engine_;
     std::shared_ptr<Evaluator> evaluator_;       // used only on pool_'s thread

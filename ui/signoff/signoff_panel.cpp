@@ -32,7 +32,7 @@ namespace {
 struct CheckInput {
     std::vector<SignoffEntry> entries;
     std::string contractPath, runPath;
-    std::shared_ptr<const Run> run;
+    EvaluationData run;   // the run or summary read from runPath
 };
 
 // Hashes each file once and evaluates once per stage, then compares every record.
@@ -80,7 +80,7 @@ std::vector<SignoffEntry> checkAll(CheckInput in) {
                     try {
                         EvaluateOptions options;
                         options.stage = e.record->stage;
-                        v = evaluatedNow(evaluateContract(*contract, in.run, options));
+                        v = evaluatedNow(evaluateContractOn(*contract, in.run, options));
                     } catch (const std::invalid_argument& x) {
                         v.error = x.what();
                     }
@@ -172,7 +172,8 @@ SignoffPanel::SignoffPanel(Session* session, QWidget* parent)
     connect(session_, &Session::contractSaved, this, &SignoffPanel::refresh);
     connect(session_, &Session::thresholdChanged, this, &SignoffPanel::markUnsavedEdits);
     connect(session_, &Session::runLoaded, this, &SignoffPanel::refresh);
-    for (auto signal : {&Session::runLoaded, &Session::contractChanged})
+    connect(session_, &Session::summaryLoaded, this, &SignoffPanel::refresh);
+    for (auto signal : {&Session::runLoaded, &Session::summaryLoaded, &Session::contractChanged})
         connect(session_, signal, this, &SignoffPanel::updateSignButton);
     connect(session_, &Session::loadFailed, this, &SignoffPanel::updateSignButton);
     watcher_ = new QFileSystemWatcher(this);
@@ -196,7 +197,7 @@ void SignoffPanel::updateSignButton() {
 QString SignoffPanel::cannotSignRunReason() const {
     if (!session_->contract())
         return tr("Open a contract first.");
-    if (!session_->run())
+    if (!session_->hasData())
         return tr("Open a run first.");
     if (session_->runPath().isEmpty())
         return tr("The built-in demo run is not a file; write it with `kcx demo --out DIR` and open that "
@@ -248,7 +249,7 @@ void SignoffPanel::signOff() {
 
 void SignoffPanel::signWith(const SignoffRequest& request, const QString& keyPath, const QString& outPath) {
     ++jobs_;
-    auto run = session_->run();
+    const EvaluationData run = session_->data();
     QtConcurrent::run(workPool(), [request, run, key = keyPath.toStdString(), out = outPath.toStdString()]() -> QString {
         lowerThreadPriority();
         try {
@@ -339,7 +340,7 @@ void SignoffPanel::refresh() {
 
     const quint64 gen = ++*generation_;
     ++jobs_;
-    CheckInput in{std::move(entries), session_->contractPath().toStdString(), session_->runPath().toStdString(), session_->run()};
+    CheckInput in{std::move(entries), session_->contractPath().toStdString(), session_->runPath().toStdString(), session_->data()};
     QtConcurrent::run(workPool(), [in = std::move(in)]() mutable {
         lowerThreadPriority();
         for (auto& e : in.entries)

@@ -12,6 +12,7 @@
 #include <QProgressBar>
 #include <QSettings>
 #include <QSplitter>
+#include <QStackedWidget>
 
 #include <algorithm>
 #include <QStatusBar>
@@ -29,6 +30,7 @@
 #include "ui/session/recovery.h"
 #include "ui/session/session.h"
 #include "ui/signoff/signoff_panel.h"
+#include "ui/summary/summary_panel.h"
 #include "ui/window/panels.h"
 
 namespace kcx::ui {
@@ -45,7 +47,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), session_(new Sess
     setUpRecovery();
 
     connect(session_, &Session::evaluated, this, &MainWindow::showEvaluation);
+    connect(session_, &Session::summaryLoaded, this, [this] {
+        rightStack_->setCurrentWidget(summaryPanel_);
+        updateStatus();
+        updateTitle();
+        emit settledChanged();
+    });
+    connect(summaryPanel_, &SummaryPanel::drawn, this, &MainWindow::settledChanged);
     connect(session_, &Session::runLoaded, this, [this] {
+        rightStack_->setCurrentWidget(runPage_);
         offerConvert();
         sayWhatWasLeftOut();
         updateStatus();
@@ -164,7 +174,9 @@ void MainWindow::buildPanels() {
     auto* split = new QSplitter(Qt::Horizontal, central);
     split->setObjectName(QStringLiteral("mainSplit"));
     contract_ = new ContractPanel(session_, undo_, split);
-    auto* right = new QSplitter(Qt::Vertical, split);
+    rightStack_ = new QStackedWidget(split);
+    auto* right = new QSplitter(Qt::Vertical, rightStack_);
+    runPage_ = right;
     right->setObjectName(QStringLiteral("rightSplit"));
     heatmap_ = new HeatmapPanel(session_, right);
     details_ = new QTabWidget(right);
@@ -186,8 +198,11 @@ void MainWindow::buildPanels() {
     right->addWidget(details_);
     right->setStretchFactor(0, 3);
     right->setStretchFactor(1, 2);
+    summaryPanel_ = new SummaryPanel(session_, rightStack_);
+    rightStack_->addWidget(right);
+    rightStack_->addWidget(summaryPanel_);
     split->addWidget(contract_);
-    split->addWidget(right);
+    split->addWidget(rightStack_);
     split->setStretchFactor(0, 2);
     split->setStretchFactor(1, 5);
     mainSplit_ = split;
@@ -231,6 +246,14 @@ void MainWindow::buildStatusBar() {
 void MainWindow::updateStatus() {
     progress_->hide();
     cancel_->hide();
+    if (const auto s = session_->summary()) {
+        runInfo_->setText(tr("summary of %L1 input(s) · %L2 sequences · %L3 tokens · %L4 step(s)")
+                              .arg(s->inputs.size())
+                              .arg(s->sequences())
+                              .arg(s->tokens())
+                              .arg(s->steps().size()));
+        return;
+    }
     const auto run = session_->run();
     if (!run) {
         runInfo_->clear();
@@ -258,7 +281,7 @@ void MainWindow::updateStatus() {
 }
 
 void MainWindow::updateTitle() {
-    const QString run = session_->runPath().isEmpty() ? (session_->run() ? tr("demo run") : tr("no run"))
+    const QString run = session_->runPath().isEmpty() ? (session_->hasData() ? tr("demo run") : tr("no run"))
                                                       : QFileInfo(session_->runPath()).fileName();
     const QString contract = session_->contractPath().isEmpty()
                                  ? (session_->contract() ? tr("demo contract") : tr("no contract"))
@@ -282,6 +305,11 @@ void MainWindow::showEvaluation(const EvaluationSnapshot& snapshot) {
 void MainWindow::selectClause(const QString& clause) {
     const auto c = session_->contract();
     const Clause* cl = c ? c->find(clause.toStdString()) : nullptr;
+    if (session_->summary()) {
+        const Result* picked = contract_->selectedResult();
+        summaryPanel_->setClause(cl, picked && cl && picked->clause == cl->id && picked->slice ? *picked->slice
+                                                                                                : SliceLabels{});
+    }
     if (!cl) {
         heatmap_->setClause(std::nullopt);
         return;
@@ -300,10 +328,12 @@ void MainWindow::openSequence(size_t sequence, size_t position) {
 }
 
 bool MainWindow::settled() const {
-    if (session_->loading() || !session_->run())
+    if (session_->loading() || !session_->hasData())
         return false;
     if (session_->contract() && (session_->evaluating() || !evaluatedOnce_))
         return false;
+    if (session_->summary())
+        return summaryPanel_->isDrawn();
     // State, not events: the view shows this run's data and has nothing on its way.
     const HeatmapView* view = heatmap_->view();
     return view->run() == session_->run() && view->isDrawn();

@@ -13,6 +13,7 @@
 class QFileSystemWatcher;
 class QLabel;
 class QSplitter;
+class QStackedWidget;
 class QMenu;
 class QProgressBar;
 class QToolButton;
@@ -27,6 +28,7 @@ class ContractPanel;
 class HeatmapPanel;
 class SignoffPanel;
 class DiscoverPanel;
+class SummaryPanel;
 struct EvaluationSnapshot;
 
 class MainWindow : public QMainWindow {
@@ -40,6 +42,8 @@ public:
     ContractPanel* contractPanel() const { return contract_; }
     HeatmapPanel* heatmapPanel() const { return heatmap_; }
     SignoffPanel* signoffPanel() const { return signoff_; }
+    // The page shown in place of the heatmap and the details while a summary is open.
+    SummaryPanel* summaryPanel() const { return summaryPanel_; }
 
     // The built-in demo: the demo run and the demo contract (text given by the app).
     void setDemoContract(const std::string& yaml) { demoContract_ = yaml; }
@@ -109,6 +113,9 @@ private:
     ContractPanel* contract_ = nullptr;
     HeatmapPanel* heatmap_ = nullptr;
     QSplitter* mainSplit_ = nullptr;
+    QStackedWidget* rightStack_ = nullptr;   // the run's heatmap and details, or the summary page
+    QWidget* runPage_ = nullptr;
+    SummaryPanel* summaryPanel_ = nullptr;
     bool splitMoved_ = false;   // the user placed the divider: resizing keeps their choice
     QTabWidget* details_ = nullptr;
     QWidget* charts_ = nullptr;
