@@ -38,6 +38,8 @@ LevelMapper mapperOf(const SummaryGrid& g, bool log) {
 
 }  // namespace
 
+int summaryRowPixels(size_t rows) { return rows <= 60 ? kSummaryRowHeight : 4; }
+
 std::pair<int, int> SummaryGridLayout::cellAt(QPoint p, const SummaryGrid& grid) const {
     if (!cells.contains(p) || rowHeight <= 0 || columnWidth <= 0)
         return {-1, -1};
@@ -82,10 +84,12 @@ void paintSummaryGrid(QPainter& p, const SummaryGrid& g, const SummaryGridLayout
         p.drawText(r.adjusted(2, 0, -2, 0), Qt::AlignCenter,
                    fm.elidedText(QString::fromStdString(g.columns[c]), Qt::ElideRight, r.width() - 4));
     }
-    const bool rowLabels = L.rowHeight >= fm.height() - 2;
+    // Rows thinner than a line of text: a label every few rows.
+    const size_t labelEvery = L.rowHeight >= fm.height() - 2 ? 1 : size_t((fm.height() + L.rowHeight - 1) / std::max(L.rowHeight, 1));
     for (size_t r = 0; r < g.rowCount(); ++r) {
-        if (rowLabels) {
-            const QRect lr(L.area.left(), L.cells.top() + int(r) * L.rowHeight, L.cells.left() - L.area.left() - 6, L.rowHeight);
+        if (r % labelEvery == 0) {
+            const int mid = L.cells.top() + int(r) * L.rowHeight + L.rowHeight / 2;
+            const QRect lr(L.area.left(), mid - fm.height() / 2, L.cells.left() - L.area.left() - 6, fm.height());
             p.setPen(Qt::black);
             p.drawText(lr, Qt::AlignVCenter | Qt::AlignRight,
                        fm.elidedText(QString::fromStdString(g.rows[r]), Qt::ElideMiddle, lr.width()));
@@ -95,7 +99,7 @@ void paintSummaryGrid(QPainter& p, const SummaryGrid& g, const SummaryGridLayout
             const double v = g.value(r, c);
             const uint8_t level = std::isnan(v) ? 0 : mapper.level(v);
             const QColor fill = std::isnan(v) ? QColor(table[kEmptyIndex]) : QColor(table[level]);
-            p.fillRect(cr.adjusted(0, 0, -1, -1), fill);
+            p.fillRect(cr.adjusted(0, 0, -1, L.rowHeight >= 10 ? -1 : 0), fill);   // thin rows: no gap
             if (text && !std::isnan(v)) {
                 p.setPen(level < 150 ? Qt::white : Qt::black);
                 p.drawText(cr.adjusted(3, 0, -3, 0), Qt::AlignCenter, cellText(g, v));

@@ -34,6 +34,9 @@ struct SummaryGridLayout {
 };
 
 inline constexpr int kSummaryRowHeight = 22;   // preferred; fewer pixels when rows are many
+// The height a widget showing `rows` rows wants per row: 22 px up to 60 rows, then 4 px
+// (1,000 steps: a 4,000-pixel strip to scroll, every row still its own line).
+int summaryRowPixels(size_t rows);
 SummaryGridLayout summaryGridLayout(const SummaryGrid& grid, QRect area, const QFont& font);
 void paintSummaryGrid(QPainter& p, const SummaryGrid& grid, const SummaryGridLayout& layout,
                       const SummaryGridStyle& style, const QFont& font);

@@ -50,6 +50,9 @@ public:
         grid_ = std::move(g);
         if (grid_ && (size_t(row_) >= grid_->rowCount() || size_t(col_) >= grid_->columnCount()))
             row_ = col_ = 0;
+        // Every row its own strip of pixels: the page scrolls when they are many.
+        const size_t rows = grid_ ? grid_->rowCount() : 4;
+        setMinimumHeight(fontMetrics().height() + 14 + int(rows) * summaryRowPixels(rows));
         updateGeometry();
         update();
     }
@@ -68,8 +71,8 @@ public:
     }
     std::pair<int, int> selected() const { return {row_, col_}; }
     QSize sizeHint() const override {
-        const int rows = grid_ ? int(grid_->rowCount()) : 4;
-        return {600, std::min(rows, 4000) * kSummaryRowHeight + fontMetrics().height() + 14};
+        const size_t rows = grid_ ? grid_->rowCount() : 4;
+        return {600, int(rows) * summaryRowPixels(rows) + fontMetrics().height() + 14};
     }
     std::function<void(int, int)> onSelect;
 
