@@ -1,10 +1,12 @@
 #!/usr/bin/python3
 """Summaries at scale (issue 19, item 5): `kcx summarize` against the machine's read
 bandwidth in the same run, its peak memory on a small and a ten times larger run, and a
-simulated fleet (shards summarised one by one, then merged) with the sizes written down.
+simulated fleet (shards summarised one by one, then merged) with the sizes written down,
+and the window opening a summary of --window-steps steps (settled: `kcx open --screenshot`).
 
     /usr/bin/python3 bench/summary_bench.py --kcx build/kcx [--dir /tmp/kcx-sum] \
-        [--tokens 20000000] [--shards 100] [--shard-tokens 200000] [--rounds 3]
+        [--tokens 20000000] [--shards 100] [--shard-tokens 200000] [--rounds 3] \
+        [--window-steps 1000] [--only-window]
 
 Inputs (made once, seeded, not timed): log-prob safetensors runs of --tokens and
 --tokens/10 float32 tokens with 10 steps and a 3-valued task label, and --shards shard runs
@@ -60,6 +62,47 @@ def make_run(path, tokens, seed, id_prefix="s"):
                           "slice_values": json.dumps({"task": ["chat", "code", "math"]})})
 
 
+def make_steps_run(path, steps, seqs_per_step=6, tokens_per_seq=160):
+    """A log-prob run of `steps` steps whose divergence grows with the step, a task label."""
+    if os.path.exists(path):
+        return
+    rng = np.random.default_rng(1000 + steps)
+    n_seq = steps * seqs_per_step
+    tokens = n_seq * tokens_per_seq
+    step_of = np.repeat(np.arange(steps, dtype=np.int64), seqs_per_step)
+    a = (-rng.exponential(0.6, tokens)).astype(np.float32)
+    scale = np.repeat(0.01 + 0.00005 * step_of, tokens_per_seq)
+    b = (a - rng.normal(0.0, 1.0, tokens) * scale).astype(np.float32)
+    off = np.arange(0, tokens + 1, tokens_per_seq, dtype=np.int64)
+    mk.write_safetensors(path, [("offsets", "I64", off),
+                                ("tokens", "I32", rng.integers(0, 32000, tokens).astype(np.int32)),
+                                ("logp_train", "F32", a), ("logp_inf", "F32", b), ("step", "I64", step_of),
+                                ("slice_codes", "I32", (np.arange(n_seq) % 3).astype(np.int32).reshape(-1, 1))],
+                         {"kcx": "1", "ids": json.dumps([f"q{i:07d}" for i in range(n_seq)]),
+                          "slice_keys": json.dumps(["task"]),
+                          "slice_values": json.dumps({"task": ["chat", "code", "math"]})})
+
+
+def window(a):
+    """Opening a summary of many steps in the window, until it has settled."""
+    run = os.path.join(a.dir, f"steps_{a.window_steps}.safetensors")
+    make_steps_run(run, a.window_steps)
+    summ = run + ".kcxsum"
+    s_sum, m_sum = measured([a.kcx, "summarize", "--run", run, "--out", summ, "--quiet"])
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", KCX_NO_DIALOGS="1")
+    shot = os.path.join(a.dir, "window.png")
+    t_open, t_metrics, rss = [], [], 0
+    for r in range(a.rounds):
+        s, rss = measured([a.kcx, "open", summ, "--screenshot", shot, "--size", "1400x900"], env=env)
+        t_open.append(s)
+        s, _ = measured([a.kcx, "metrics", "--run", summ, "--metrics", "abs_log_ratio"])
+        t_metrics.append(s)
+    print(f"\nwindow: a summary of {a.window_steps} steps ({os.path.getsize(run) / 1e6:.0f} MB run, "
+          f"{os.path.getsize(summ) / 1e6:.1f} MB summary); summarize {s_sum:.1f} s, peak RSS {m_sum / 1e6:.0f} MB")
+    print(f"  kcx open --screenshot (settled): {stats(t_open)} s, peak RSS {rss / 1e6:.0f} MB")
+    print(f"  kcx metrics on it (the read alone, mostly): {stats(t_metrics)} s")
+
+
 def stats(xs):
     return f"{min(xs):.2f} / {statistics.median(xs):.2f} / {max(xs):.2f}"
 
@@ -72,8 +115,14 @@ def main(argv):
     ap.add_argument("--shards", type=int, default=100)
     ap.add_argument("--shard-tokens", type=int, default=200_000)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--window-steps", type=int, default=1000)
+    ap.add_argument("--only-window", action="store_true")
     a = ap.parse_args(argv)
     os.makedirs(a.dir, exist_ok=True)
+    if a.only_window:
+        print(f"machine: {platform.node()}, {os.cpu_count()} cores, load {os.getloadavg()}")
+        window(a)
+        return
     big = os.path.join(a.dir, f"run_{a.tokens // 1_000_000}m.safetensors")
     small = os.path.join(a.dir, f"run_{a.tokens // 10_000_000}m.safetensors")
     make_run(big, a.tokens, 1)
@@ -128,6 +177,7 @@ def main(argv):
     print(f"  merge all {len(parts)}: {stats(t_merge)} s, peak RSS {m_merge / 1e6:.0f} MB; reading them (cat): "
           f"{stats(t_cat)} s; merge / read = {statistics.median(t_merge) / max(statistics.median(t_cat), 1e-3):.0f}x")
     print(f"  merged summary: {os.path.getsize(merged) / 1e3:.0f} KB")
+    window(a)
 
 
 if __name__ == "__main__":

@@ -70,7 +70,6 @@ Layout makeLayout(const Run& run, MetricEngine& engine) {
             tokenKeyNames.push_back(key);
         }
     }
-    const std::vector<std::string>& posNames = findDerivedKey("derived.pos_bucket")->values;
     std::map<std::vector<int64_t>, int> profileIds;
     L.profileOf.resize(N);
     std::vector<int64_t> sig;
@@ -108,14 +107,12 @@ Layout makeLayout(const Run& run, MetricEngine& engine) {
         }
         L.profiles.push_back(std::move(p));
     }
-    (void)posNames;
     return L;
 }
 
 // The cells of one token, in a small reused buffer.
 template <class F>
-void forTokenCells(const Layout& L, const Profile& p, size_t s, size_t tokenIndex, size_t position, F&& f) {
-    (void)s;
+void forTokenCells(const Layout& L, const Profile& p, size_t tokenIndex, size_t position, F&& f) {
     for (int c : p.base)
         f(c);
     const int b = positionBucket(position);
@@ -205,7 +202,7 @@ RunSummary summarizeRun(std::shared_ptr<const Run> runPtr, const SummarizeOption
                     const S::Split xp = S::split(pa), xq = S::split(pq), xp2 = S::split(pa * pa),
                                    xq2 = S::split(pq * pq), xpq = S::split(pa * pq), xw = S::split(finiteW ? w : 0),
                                    xw2 = S::split(finiteW ? w * w : 0);
-                    forTokenCells(L, p, s, i, i - run.seqBegin(s), [&](int c) {
+                    forTokenCells(L, p, i, i - run.seqBegin(s), [&](int c) {
                         CellData& d = local[size_t(c)];
                         ++d.tokens;
                         Partial& part = scratch.at(c);
@@ -277,7 +274,7 @@ RunSummary summarizeRun(std::shared_ptr<const Run> runPtr, const SummarizeOption
                         const bool miss = std::isnan(v) && isMissing(v);
                         const bool nf = std::isnan(v) && !miss;
                         const MetricCell::Prepared prep(miss || nf ? 0.0 : v);
-                        forTokenCells(L, p, s, i, i - t0, [&](int c) {
+                        forTokenCells(L, p, i, i - t0, [&](int c) {
                             MetricCell& m = local[size_t(c)];
                             if (miss) {
                                 ++m.missing;
