@@ -20,7 +20,6 @@ namespace {
 
 using detail::fmt;
 
-const std::vector<std::string>& posNames() { return findDerivedKey("derived.pos_bucket")->values; }
 
 // One group of a clause on a summary: the merged cell of its values.
 struct SGroup {
@@ -61,9 +60,9 @@ SScope scopeOf(const Clause& c, const RunSummary& s, MetricLevel level) {
         } else if (k == "derived.pos_bucket") {
             pos.emplace();
             for (const std::string& v : accepted) {
-                auto it = std::find(posNames().begin(), posNames().end(), v);
-                if (it != posNames().end())
-                    pos->insert(int(it - posNames().begin()));
+                auto it = std::find(positionBucketNames().begin(), positionBucketNames().end(), v);
+                if (it != positionBucketNames().end())
+                    pos->insert(int(it - positionBucketNames().begin()));
             }
         } else if (key.empty()) {
             key = k;
@@ -163,7 +162,7 @@ SScope scopeOf(const Clause& c, const RunSummary& s, MetricLevel level) {
             std::snprintf(buf, sizeof buf, "%020lld", (long long)k.step);
             addGroup(std::to_string(k.step), buf);
         } else if (groupBy == "derived.pos_bucket" && k.pos >= 0) {
-            addGroup(posNames()[size_t(k.pos)], std::to_string(k.pos));
+            addGroup(positionBucketNames()[size_t(k.pos)], std::to_string(k.pos));
         } else if (!groupBy.empty() && groupBy != kStepKey && groupBy != "derived.pos_bucket" && k.key == groupBy &&
                    k.pos < 0) {
             const DerivedKeyInfo* info = findDerivedKey(groupBy);

@@ -1,5 +1,7 @@
 #include "core/summary/summary.h"
 
+#include "core/metrics/derived_slices.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -192,6 +194,8 @@ double probPearsonOf(const RunSums& s) {
 double logPplDiffOf(const RunSums& s) {
     return s.sequences ? s.seqMeans.value() / double(s.sequences) : std::numeric_limits<double>::quiet_NaN();
 }
+
+const std::vector<std::string>& positionBucketNames() { return findDerivedKey("derived.pos_bucket")->values; }
 
 std::optional<double> sketchQuantile(const MetricCell& c, double q) {
     if (c.count == 0)

@@ -134,6 +134,9 @@ double essOf(const RunSums& s);
 double probPearsonOf(const RunSums& s);
 double logPplDiffOf(const RunSums& s);
 
+// The names of the position buckets, by CellKey::pos (derived.pos_bucket's values).
+const std::vector<std::string>& positionBucketNames();
+
 // The type-7 quantile (SPEC 3) read from a cell's sketch, clamped to [min, max]; exact at
 // q = 0 and q = 1.
 std::optional<double> sketchQuantile(const MetricCell& c, double q);

@@ -19,7 +19,6 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-const std::vector<std::string>& posNames() { return findDerivedKey("derived.pos_bucket")->values; }
 
 ojson sumJson(const ExactSum& s) {
     const ExactSum::Canonical c = s.canonical();
@@ -320,7 +319,7 @@ std::string summaryJsonText(const RunSummary& s) {
         c["step"] = key.step < 0 ? ojson(nullptr) : ojson(key.step);
         c["key"] = key.key.empty() ? ojson(nullptr) : ojson(key.key);
         c["value"] = key.key.empty() ? ojson(nullptr) : ojson(key.value);
-        c["pos"] = key.pos < 0 ? ojson(nullptr) : ojson(posNames()[size_t(key.pos)]);
+        c["pos"] = key.pos < 0 ? ojson(nullptr) : ojson(positionBucketNames()[size_t(key.pos)]);
         c["sequences"] = cell.sequences;
         c["tokens"] = cell.tokens;
         c["run"] = runJson(cell.run);
@@ -393,7 +392,7 @@ RunSummary parseSummary(const std::string& text, const std::string& file) {
     const auto& cells = r.field(j, "top level", "cells");
     if (!cells.is_array())
         r.fail("cells", "expected an array");
-    const auto& pos = posNames();
+    const auto& pos = positionBucketNames();
     for (size_t i = 0; i < cells.size(); ++i) {
         const std::string p = "cells[" + std::to_string(i) + "]";
         const auto& c = cells[i];

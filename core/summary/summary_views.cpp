@@ -13,7 +13,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-const std::vector<std::string>& posNames() { return findDerivedKey("derived.pos_bucket")->values; }
 
 const MetricCell* metricOf(const CellData& d, const std::string& metric) {
     auto it = d.metrics.find(metric);
@@ -137,7 +136,7 @@ SummaryGrid summaryGrid(const RunSummary& s, const std::string& metric, const st
     g.metric = metric;
     g.rowKey = rowKey;
     g.stat = stat;
-    const std::vector<std::string>& pos = posNames();
+    const std::vector<std::string>& pos = positionBucketNames();
     g.columns.push_back("all positions");
     g.columns.insert(g.columns.end(), pos.begin(), pos.end());
     const size_t C = g.columns.size();

@@ -390,19 +390,18 @@ void Session::setStage(const QString& stage) {
 }
 
 void Session::scheduleEvaluation(std::function<void(Evaluator&)> change) {
-    if (summary_ && contract_) {
-        scheduleSummaryEvaluation();
-        return;
-    }
-    if (!run_ || !contract_ || !evaluator_)
+    // A summary's contract is decided from its cells in one short pass (no evaluator state
+    // to keep: the contract the job is given carries every edited threshold).
+    if (!contract_ || !(summary_ || (run_ && evaluator_)))
         return;
     const quint64 gen = ++generation_;
     *latestGeneration_ = gen;
     ++pendingJobs_;
     emit evaluationStarted(gen);
-    auto evaluator = evaluator_;
+    auto evaluator = summary_ ? nullptr : evaluator_;
     auto contract = std::shared_ptr<const Contract>(contract_);
     auto run = run_;
+    auto summary = summary_;
     EvaluateOptions options;
     options.stage = stage_.toStdString();
     // Stale jobs still apply their change (the evaluator must see every edit, in order),
@@ -413,60 +412,23 @@ void Session::scheduleEvaluation(std::function<void(Evaluator&)> change) {
         lowerThreadPriority();
         const ForegroundWork foreground;
         return attempt<Evaluation>([&]() -> Evaluation {
-            if (change)
+            if (change && evaluator)
                 change(*evaluator);
             if (*latest != gen)
                 throw Cancelled();
+            if (summary)
+                return evaluateContractOnSummary(*contract, *summary, options);
             const Progress progress = [latest, gen](double) { return latest->load() == gen; };
             return evaluator->evaluate(options, progress);
         });
     });
-    future.then(this, [this, gen, run, contract](Outcome<Evaluation> out) {
-        --pendingJobs_;
-        if (gen != generation_ || out.cancelled) {
-            if (pendingJobs_ == 0)
-                emit idle();
-            return;
-        }
-        if (!out.value) {
-            emit evaluationFailed(out.error);
-        } else {
-            latest_ = {gen, run, contract, std::move(out.value), nullptr};
-            emit evaluated(latest_);
-        }
-        if (pendingJobs_ == 0)
-            emit idle();
-    });
-}
-
-// A summary's contract is decided from its cells in one short pass (no state to keep):
-// each job evaluates the thresholds it was given, and only the newest reaches the window.
-void Session::scheduleSummaryEvaluation() {
-    const quint64 gen = ++generation_;
-    *latestGeneration_ = gen;
-    ++pendingJobs_;
-    emit evaluationStarted(gen);
-    auto contract = std::shared_ptr<const Contract>(contract_);
-    auto summary = summary_;
-    EvaluateOptions options;
-    options.stage = stage_.toStdString();
-    auto latest = latestGeneration_;
-    QFuture<Outcome<Evaluation>> future = QtConcurrent::run(&pool_, [=]() -> Outcome<Evaluation> {
-        lowerThreadPriority();
-        const ForegroundWork foreground;
-        return attempt<Evaluation>([&]() -> Evaluation {
-            if (*latest != gen)
-                throw Cancelled();
-            return evaluateContractOnSummary(*contract, *summary, options);
-        });
-    });
-    future.then(this, [this, gen, summary, contract](Outcome<Evaluation> out) {
+    future.then(this, [this, gen, run, summary, contract](Outcome<Evaluation> out) {
         --pendingJobs_;
         if (gen == generation_ && !out.cancelled) {
             if (!out.value) {
                 emit evaluationFailed(out.error);
             } else {
-                latest_ = {gen, nullptr, contract, std::move(out.value), summary};
+                latest_ = {gen, run, contract, std::move(out.value), summary};
                 emit evaluated(latest_);
             }
         }

@@ -131,7 +131,6 @@ private:
     void installSummary(std::shared_ptr<const RunSummary> summary, const QString& path);
     void rebuildEvaluator();
     void scheduleEvaluation(std::function<void(Evaluator&)> change = {});
-    void scheduleSummaryEvaluation();
     void startLoad(std::function<Loaded(const Progress&)> load, const QString& path);
 
     std::shared_ptr<const Run> run_;
