@@ -34,17 +34,19 @@ void MainWindow::watchRun() {
     statusBar()->addPermanentWidget(runChangedLabel_);
 
 
-    connect(session_, &Session::runLoaded, this, [this] {
-        runChanged_ = false;
-        runChangedLabel_->hide();
-        const QStringList watched = runWatcher_->files() + runWatcher_->directories();
-        if (!watched.isEmpty())
-            runWatcher_->removePaths(watched);
-        const QString path = session_->runPath();
-        std::tie(runSize_, runMtime_) = stampOf(path);
-        if (!path.isEmpty() && QFileInfo::exists(path))
-            runWatcher_->addPath(path);
-    });
+    // A summary rewritten by a new merge is noticed like a run.
+    for (auto loaded : {&Session::runLoaded, &Session::summaryLoaded})
+        connect(session_, loaded, this, [this] {
+            runChanged_ = false;
+            runChangedLabel_->hide();
+            const QStringList watched = runWatcher_->files() + runWatcher_->directories();
+            if (!watched.isEmpty())
+                runWatcher_->removePaths(watched);
+            const QString path = session_->runPath();
+            std::tie(runSize_, runMtime_) = stampOf(path);
+            if (!path.isEmpty() && QFileInfo::exists(path))
+                runWatcher_->addPath(path);
+        });
     const auto changed = [this](const QString&) {
         // Writers replace files (write + rename) or append in bursts: look once it settles.
         QTimer::singleShot(200, this, &MainWindow::runFileChanged);
