@@ -494,6 +494,8 @@ void SummaryPanel::showCell() {
         QAbstractAxis* yAxis = addValueAxis(chart_, Qt::AlignLeft, false, ylo, yhi, QString::fromStdString(grid_->metric));
         if (band) {
             auto* area = new QAreaSeries(upper, lower);
+            upper->setParent(area);   // an area series does not own its bounds (LeakSanitizer)
+            lower->setParent(area);
             area->setName(tr("95 % interval over sequences"));
             QColor fill(0x1f, 0x77, 0xb4, 60);
             area->setBrush(fill);
