@@ -440,19 +440,27 @@ void SummaryPanel::showCell() {
     chart_->removeAllSeries();
     for (QAbstractAxis* a : chart_->axes())
         chart_->removeAxis(a), delete a;
-    steps_.clear();
-    worst_.clear();
-    worstTable_->setRowCount(0);
+    const auto [r, c] = view_->selected();
+    // A threshold drag redraws the limit only: the cell's series and worst tokens (a merge
+    // over every step) are read again only when the grid or the cell changed.
+    const bool sameCell = grid_.get() == shownGrid_ && std::pair{r, c} == shownCell_;
+    shownGrid_ = grid_.get();
+    shownCell_ = {r, c};
+    if (!sameCell) {
+        steps_.clear();
+        worst_.clear();
+        worstTable_->setRowCount(0);
+    }
     if (!grid_ || !summary_ || grid_->rowCount() == 0)
         return;
-    const auto [r, c] = view_->selected();
     if (r < 0 || size_t(r) >= grid_->rowCount() || size_t(c) >= grid_->columnCount())
         return;
     const SummaryGrid::Place& place = grid_->places[size_t(r) * grid_->columnCount() + size_t(c)];
     const QString where = QStringLiteral("%1 · %2").arg(QString::fromStdString(grid_->rows[size_t(r)]),
                                                          QString::fromStdString(grid_->columns[size_t(c)]));
     // Over steps: the scope of the cell at every step.
-    steps_ = summarySteps(*summary_, grid_->metric, place.key, place.value, place.pos, grid_->stat);
+    if (!sameCell)
+        steps_ = summarySteps(*summary_, grid_->metric, place.key, place.value, place.pos, grid_->stat);
     chart_->setTitle(tr("%1 of %2 over steps — %3")
                          .arg(QString::fromStdString(cellStatName(grid_->stat)), QString::fromStdString(grid_->metric), where));
     double lo = INFINITY, hi = -INFINITY, x0 = INFINITY, x1 = -INFINITY;
@@ -528,6 +536,8 @@ void SummaryPanel::showCell() {
             }
     }
     // The worst tokens kept for the cell; the raw tokens are in the inputs, not here.
+    if (sameCell)
+        return;
     worst_ = summaryWorst(*summary_, grid_->metric, place.key, place.value, place.pos, place.step);
     for (const WorstEntry& w : worst_) {
         const int i = worstTable_->rowCount();

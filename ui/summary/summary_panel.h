@@ -92,7 +92,9 @@ private:
     std::vector<WorstEntry> worst_;
     std::optional<double> limitMax_, limitMin_;
     std::string clause_;
-    std::string wantRow_;   // the row to select once the grid of the clause arrives
+    std::string wantRow_;
+    const SummaryGrid* shownGrid_ = nullptr;   // what showCell() last read the series of
+    std::pair<int, int> shownCell_{-1, -1};   // the row to select once the grid of the clause arrives
     bool filling_ = false;
 };
 
