@@ -200,14 +200,9 @@ int runMetrics(const QStringList& args) {
         return usageError("metrics needs --run RUN (see kcx metrics --help)");
     if (!p.positionalArguments().isEmpty())
         return usageError("unexpected argument '" + p.positionalArguments().first() + "'");
-    bool ok = false;
     MetricOptions options;
-    options.ppoClip = p.value(clipOpt).toDouble(&ok);
-    if (!ok || !(options.ppoClip > 0))
-        return usageError("--ppo-clip needs a positive number");
-    options.threads = p.value(threadsOpt).toInt(&ok);
-    if (!ok || options.threads < 0)
-        return usageError("--threads needs a whole number >= 0");
+    if (!readClipAndThreads(p, clipOpt, threadsOpt, options.ppoClip, options.threads))
+        return 2;
 
     std::vector<std::string> names;
     if (p.isSet(metricsOpt)) {

@@ -44,14 +44,9 @@ int runSummarize(const QStringList& args) {
         return usageError("summarize needs --run RUN and --out OUT (see kcx summarize --help)");
     if (!p.positionalArguments().isEmpty())
         return usageError("unexpected argument '" + p.positionalArguments().first() + "'");
-    bool ok = false;
     SummarizeOptions options;
-    options.ppoClip = p.value(clipOpt).toDouble(&ok);
-    if (!ok || !(options.ppoClip > 0))
-        return usageError("--ppo-clip needs a positive number");
-    options.threads = p.value(threadsOpt).toInt(&ok);
-    if (!ok || options.threads < 0)
-        return usageError("--threads needs a whole number >= 0");
+    if (!readClipAndThreads(p, clipOpt, threadsOpt, options.ppoClip, options.threads))
+        return 2;
     const bool quiet = p.isSet(quietOpt);
     const QStringList paths = p.values(runOpt);
     if (refuseOutputOverInput(p.value(outOpt), runInputs(paths)))

@@ -20,6 +20,7 @@ int runDiscover(const QStringList& args);
 int runCalibrate(const QStringList& args);
 int runSummarize(const QStringList& args);
 int runMerge(const QStringList& args);
+int runSteps(const QStringList& args);
 
 // Prints "kcx: message" to stderr and returns 2.
 int usageError(const QString& message);

@@ -1,5 +1,6 @@
 #include "core/base/printable.h"
 #include "app/common.h"
+#include "app/commands.h"
 #include "core/base/prefault.h"
 #include "core/base/sha256.h"
 
@@ -63,6 +64,22 @@ void sayWhatWasLeftOut(const Run& run) {
 }  // namespace
 
 std::shared_ptr<const Run> openRun(const QString& path, bool quiet) { return openRuns({path}, quiet); }
+
+bool readClipAndThreads(const QCommandLineParser& p, const QCommandLineOption& clip,
+                        const QCommandLineOption& threads, double& ppoClip, int& threadCount) {
+    bool ok = false;
+    ppoClip = p.value(clip).toDouble(&ok);
+    if (!ok || !(ppoClip > 0)) {
+        usageError("--ppo-clip needs a positive number");
+        return false;
+    }
+    threadCount = p.value(threads).toInt(&ok);
+    if (!ok || threadCount < 0) {
+        usageError("--threads needs a whole number >= 0");
+        return false;
+    }
+    return true;
+}
 
 EvaluationData openRunOrSummary(const QString& path, bool quiet) {
     if (!looksLikeSummary(path.toStdString()))

@@ -1,6 +1,7 @@
 // Shared by the subcommands: opening a run with progress and clear errors.
 #pragma once
 
+#include <QCommandLineParser>
 #include <QString>
 #include <QStringList>
 
@@ -27,6 +28,10 @@ EvaluationData openRunOrSummary(const QString& path, bool quiet);
 // Several runs as one (`--run A --run B`, core loadRuns); one path is openRun. Unless quiet,
 // says on stderr what the reading left out (trainer step folders still being written).
 std::shared_ptr<const Run> openRuns(const QStringList& paths, bool quiet);
+// --ppo-clip C (positive) and --threads N (>= 0) read into the two values; false after
+// printing the usage error (the caller returns 2).
+bool readClipAndThreads(const QCommandLineParser& p, const QCommandLineOption& clip,
+                        const QCommandLineOption& threads, double& ppoClip, int& threadCount);
 // The paths as std::strings, for core calls.
 std::vector<std::string> stdPaths(const QStringList& paths);
 // The paths as the project's input list for refuseOutputOverInput.

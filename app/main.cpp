@@ -34,6 +34,7 @@ const Command kCommands[] = {
     {"discover", "find the slices where divergence most exceeds the rest of a run (FDR-controlled)", kcx::app::runDiscover},
     {"summarize", "reduce runs or shards to a summary that merges exactly (SPEC 10)", kcx::app::runSummarize},
     {"merge", "merge summaries of disjoint shards into one", kcx::app::runMerge},
+    {"steps", "a metric over training steps: per-step intervals, the onset of a rise, spikes (SPEC 7)", kcx::app::runSteps},
     {"calibrate", "propose contract thresholds from a trusted run and check they catch bad runs", kcx::app::runCalibrate},
     {"open", "open the window on a run and a contract (the demo when no run is given)", kcx::app::runOpen},
 };

@@ -24,6 +24,7 @@ CORE = {
     'evaluate': ['base', 'formats', 'metrics', 'contract', 'summary'],
     'discover': ['base', 'formats', 'metrics', 'contract', 'evaluate', 'summary'],
     'signoff': ['base', 'formats', 'metrics', 'contract', 'evaluate', 'summary'],
+    'steps': ['base', 'formats', 'metrics', 'contract', 'evaluate', 'summary'],
 }
 VIEWS = ['session', 'style']
 UI = {

@@ -1,0 +1,325 @@
+// kcx steps (SPEC 7, docs/steps.md): the per-step figures against values computed here from
+// the tokens, the onset test's false-alarm rate on series that never change (measured over
+// many seeds), planted onsets found within a few steps, and a summary agreeing with its run.
+#include <QtTest/QTest>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "core/metrics/metrics.h"
+#include "core/steps/onset.h"
+#include "core/steps/steps.h"
+#include "core/summary/summary.h"
+#include "tests/support/test_runs.h"
+
+using namespace kcx;
+
+namespace {
+
+// A run over `steps` steps, `perStep` sequences a step (tasks cycle code, math, chat), each
+// `length` tokens whose log-ratio is normal with sd 0.01 plus a per-sequence offset; from step
+// `riseAt` on, task `riseTask`'s ratios get sd `riseSd` instead.
+std::shared_ptr<Run> steppedRun(int steps, int perStep, int length, uint64_t seed, int riseAt = -1,
+                                const std::string& riseTask = "code", double riseSd = 0.03) {
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> n01(0, 1);
+    const std::vector<std::string> tasks{"code", "math", "chat"};
+    std::vector<std::vector<double>> r;
+    std::vector<int> stepOf, taskOf;
+    for (int st = 0; st < steps; ++st)
+        for (int i = 0; i < perStep; ++i) {
+            const int task = i % 3;
+            const bool rise = riseAt >= 0 && st >= riseAt && tasks[size_t(task)] == riseTask;
+            const double sd = rise ? riseSd : 0.01;
+            const double offset = 0.002 * n01(rng);
+            std::vector<double> seq;
+            for (int t = 0; t < length; ++t)
+                seq.push_back(offset + sd * n01(rng));
+            r.push_back(std::move(seq));
+            stepOf.push_back(st);
+            taskOf.push_back(task);
+        }
+    auto run = test::runFromRatios(r);
+    run->slices.keys = {"step", "task"};
+    run->slices.values.resize(2);
+    for (int st = 0; st < steps; ++st)
+        run->slices.values[0].push_back(std::to_string(st));
+    run->slices.values[1] = tasks;
+    for (size_t s = 0; s < r.size(); ++s) {
+        run->slices.codes.push_back(stepOf[s]);
+        run->slices.codes.push_back(taskOf[s]);
+    }
+    run->checkInvariants();
+    return run;
+}
+
+double typeSeven(std::vector<double> v, double q) {
+    std::sort(v.begin(), v.end());
+    const double h = (double(v.size()) - 1) * q;
+    const size_t lo = size_t(std::floor(h));
+    return lo + 1 < v.size() ? v[lo] + (h - double(lo)) * (v[lo + 1] - v[lo]) : v.back();
+}
+
+}  // namespace
+
+class TestSteps : public QObject {
+    Q_OBJECT
+private slots:
+    // z and the CUSUM of a short series, worked out here from the definitions of onset.h.
+    void onsetFollowsItsDefinition() {
+        const std::vector<double> x{1.0, 1.2, 0.9, 1.1, 3.0, 3.2, 2.9, 3.1};
+        const std::vector<double> se(8, 0.1);
+        const OnsetResult r = detectOnset(x, se);
+        QVERIFY(r.tested);
+        QCOMPARE(r.baseline, size_t(3));   // clamp(8 / 4, 3, 20)
+        const double mu0 = (1.0 + 1.2 + 0.9) / 3, v0 = 0.01 / 3;
+        QVERIFY(std::abs(r.level - mu0) < 1e-12);
+        // Successive differences / √0.02: 0.2, −0.3, 0.2, 1.9, 0.2, −0.3, 0.2 → squares, median.
+        std::vector<double> r2;
+        for (size_t t = 1; t < 8; ++t)
+            r2.push_back((x[t] - x[t - 1]) * (x[t] - x[t - 1]) / 0.02);
+        std::sort(r2.begin(), r2.end());
+        const double phi = std::max(1.0, std::sqrt(r2[3] / 0.45493642311957184));
+        QVERIFY(std::abs(r.scale - phi) < 1e-12);
+        double S = 0, maxS = 0;
+        for (size_t t = 3; t < 8; ++t) {
+            const double z = (x[t] - mu0) / (phi * std::sqrt(0.01 + v0));
+            QVERIFY2(std::abs(r.z[t] - z) < 1e-9, qPrintable(QString("z at %1").arg(t)));
+            S = std::max(0.0, S + z - 0.5);
+            maxS = std::max(maxS, S);
+        }
+        QVERIFY(std::isnan(r.z[0]) && std::isnan(r.z[2]));
+        QVERIFY(std::abs(r.statistic - maxS) < 1e-9);
+        // The rise starts at index 4 (3 − 1 is far beyond any threshold for 8 steps).
+        QVERIFY(r.onset);
+        QCOMPARE(*r.onset, size_t(4));
+        QVERIFY(r.threshold > 0 && r.threshold < maxS);
+        // Too short a series is not tested, and says why.
+        const OnsetResult shortOne = detectOnset(std::vector<double>{1, 2, 3}, {});
+        QVERIFY(!shortOne.tested);
+        QVERIFY(shortOne.reason.find("fewer than") != std::string::npos);
+    }
+
+    // The promise: on a series that never changes, an alarm anywhere in the series has
+    // probability α. Measured over 300 seeds each for errors given and for none, 12 and 80
+    // steps; the expected count is 15, its standard deviation 3.8: more than 27 fails.
+    // (docs/steps.md gives the rates over 600 seeds and 300 steps too.)
+    void onsetFalseAlarmRateIsAlpha() {
+        for (bool withSe : {true, false})
+            for (size_t n : {size_t(12), size_t(80)}) {
+                int alarms = 0, spikes = 0;
+                for (uint64_t seed = 0; seed < 300; ++seed) {
+                    std::mt19937_64 rng(seed * 7919 + n);
+                    std::normal_distribution<double> n01(0, 1);
+                    std::uniform_real_distribution<double> u(0.5, 2.0);
+                    std::vector<double> x(n), se(n);
+                    for (size_t t = 0; t < n; ++t) {
+                        se[t] = withSe ? u(rng) : 0.7;
+                        x[t] = 4.0 + se[t] * n01(rng);
+                    }
+                    OnsetOptions o;
+                    o.simulations = 1000;
+                    o.seed = seed;   // a new simulation each time: its error is part of the rate
+                    const OnsetResult r = detectOnset(x, withSe ? std::span<const double>(se) : std::span<const double>(), o);
+                    alarms += r.onset ? 1 : 0;
+                    spikes += r.spikes.empty() ? 0 : 1;
+                }
+                qInfo("false alarms over %zu steps (%s): onset %d / 300 = %.3f, spike %d / 300 = %.3f", n,
+                      withSe ? "errors given" : "no errors", alarms, alarms / 300.0, spikes, spikes / 300.0);
+                QVERIFY2(alarms <= 27, qPrintable(QString("%1 false onsets of 300").arg(alarms)));
+                QVERIFY2(spikes <= 27, qPrintable(QString("%1 false spikes of 300").arg(spikes)));
+            }
+    }
+
+    // A rise of two standard errors from step 25 of 40 is found within 3 steps nearly always.
+    void plantedOnsetIsFound() {
+        int found = 0, near = 0;
+        for (uint64_t seed = 0; seed < 200; ++seed) {
+            std::mt19937_64 rng(seed);
+            std::normal_distribution<double> n01(0, 1);
+            std::vector<double> x(40), se(40, 1.0);
+            for (size_t t = 0; t < 40; ++t)
+                x[t] = (t >= 25 ? 2.0 : 0.0) + n01(rng);
+            OnsetOptions o;
+            o.simulations = 2000;
+            const OnsetResult r = detectOnset(x, se, o);
+            if (r.onset) {
+                ++found;
+                near += *r.onset >= 22 && *r.onset <= 28 ? 1 : 0;
+            }
+        }
+        qInfo("planted rise of 2 SE at step 25: found %d / 200, within 3 steps %d", found, near);
+        QVERIFY(found >= 190);
+        QVERIFY(near >= 180);
+    }
+
+    // Per step: mean, interval, counts, median and trimmed mean against the tokens.
+    void stepFiguresFromTheTokens() {
+        const auto run = steppedRun(8, 6, 50, 11);
+        MetricEngine engine(run);
+        StepsOptions o;
+        const StepsResult r = stepsOfRun(engine, o);
+        QCOMPARE(r.series.size(), size_t(1));
+        QVERIFY(r.series[0].slice.empty());
+        QCOMPARE(r.series[0].steps.size(), size_t(8));
+        for (int st = 0; st < 8; ++st) {
+            std::vector<double> vals, S, N;
+            for (size_t s = 0; s < run->sequenceCount(); ++s) {
+                if (run->slices.codes[s * 2] != st)
+                    continue;
+                double sum = 0;
+                for (size_t i = run->seqBegin(s); i < run->seqEnd(s); ++i) {
+                    const double v = std::abs(run->lpTrain[i] - run->lpInf[i]);
+                    vals.push_back(v);
+                    sum += v;
+                }
+                S.push_back(sum);
+                N.push_back(double(run->seqLength(s)));
+            }
+            double tS = 0, tN = 0;
+            for (size_t i = 0; i < S.size(); ++i) {
+                tS += S[i];
+                tN += N[i];
+            }
+            const double mu = tS / tN;
+            double ss = 0;
+            for (size_t i = 0; i < S.size(); ++i)
+                ss += (S[i] - mu * N[i]) * (S[i] - mu * N[i]);
+            const double m = double(S.size()), se = std::sqrt(m / (m - 1) * ss) / tN;
+            const StepPointResult& p = r.series[0].steps[size_t(st)];
+            QCOMPARE(p.step, int64_t(st));
+            QCOMPARE(p.n, uint64_t(300));
+            QCOMPARE(p.sequences, uint64_t(6));
+            QVERIFY(std::abs(*p.value - mu) < 1e-12 * mu);
+            QVERIFY(std::abs(p.ci->first - (mu - 1.959963984540054 * se)) < 1e-12);
+            QVERIFY(std::abs(p.ci->second - (mu + 1.959963984540054 * se)) < 1e-12);
+            QVERIFY(std::abs(*p.median - typeSeven(vals, 0.5)) < 1e-15);
+            std::sort(vals.begin(), vals.end());
+            double trimmed = 0;
+            for (size_t i = 30; i < 270; ++i)   // 10 % of 300 off each end
+                trimmed += vals[i];
+            QVERIFY(std::abs(*p.trimmedMean - trimmed / 240) < 1e-12);
+        }
+        QVERIFY(!r.series[0].test.tested || !r.series[0].onsetStep);
+    }
+
+    // The Done-when of issue 20: a rise in one slice from a known step is reported in that
+    // slice and nowhere else; a run that never changes has no onset.
+    void onsetInOneSliceOnly() {
+        const auto run = steppedRun(40, 12, 40, 5, 24, "code", 0.02);
+        MetricEngine engine(run);
+        StepsOptions o;
+        o.perSlice = "task";
+        const StepsResult r = stepsOfRun(engine, o);
+        QCOMPARE(r.series.size(), size_t(3));
+        QVERIFY(std::abs(r.seriesAlpha - 0.05 / 3) < 1e-15);
+        for (const StepSeries& s : r.series) {
+            QCOMPARE(s.slice.size(), size_t(1));
+            if (s.slice[0].second == "code") {
+                QVERIFY(s.onsetStep);
+                QVERIFY2(*s.onsetStep >= 24 && *s.onsetStep <= 26, qPrintable(QString::number(*s.onsetStep)));
+                QVERIFY(!s.flags.empty());
+                const StepFlag& f = s.flags.front();
+                QCOMPARE(f.step, *s.onsetStep);
+                QVERIFY(f.onset);
+                QCOMPARE(f.sequences.size(), size_t(4));   // the 4 code sequences of the step, ranked
+                QVERIFY(f.sequences[0].share > 0 && f.sequences[0].share <= 1);
+                for (const auto& c : f.sequences)
+                    QVERIFY(run->slices.codes[size_t(std::stoul(c.id.substr(1))) * 2] == *s.onsetStep);
+                QCOMPARE(f.tokens.size(), size_t(5));
+                QVERIFY(f.tokens[0].value >= f.tokens[4].value);
+            } else {
+                QVERIFY2(!s.onsetStep, qPrintable(QString::fromStdString(s.slice[0].second)));
+            }
+        }
+        // The same run with no rise: nothing anywhere.
+        const auto flat = steppedRun(40, 12, 40, 5);
+        MetricEngine flatEngine(flat);
+        for (const StepSeries& s : stepsOfRun(flatEngine, o).series)
+            QVERIFY(!s.onsetStep);
+    }
+
+    // Runs that never change, over 60 seeds: count how often any slice's onset fires (the
+    // promise is α = 0.05 across the three slices; expected 3, more than 9 fails).
+    void stationaryRunsRarelyAlarm() {
+        int alarms = 0;
+        for (uint64_t seed = 100; seed < 160; ++seed) {
+            const auto run = steppedRun(30, 9, 20, seed);
+            MetricEngine engine(run);
+            StepsOptions o;
+            o.perSlice = "task";
+            bool any = false;
+            for (const StepSeries& s : stepsOfRun(engine, o).series)
+                any = any || s.onsetStep.has_value();
+            alarms += any ? 1 : 0;
+        }
+        qInfo("stationary runs with any onset across 3 slices: %d / 60", alarms);
+        QVERIFY(alarms <= 9);
+    }
+
+    // A summary gives the same means and counts and the same onset; a quantile is within the
+    // sketch's 1 % and has no interval.
+    void summaryAgreesWithItsRun() {
+        const auto run = steppedRun(30, 9, 30, 3, 18, "math", 0.03);
+        MetricEngine engine(run);
+        const RunSummary sum = summarizeRun(run);
+        StepsOptions o;
+        o.perSlice = "task";
+        const StepsResult a = stepsOfRun(engine, o), b = stepsOfSummary(sum, o);
+        QVERIFY(b.summary);
+        QCOMPARE(a.series.size(), b.series.size());
+        for (size_t j = 0; j < a.series.size(); ++j) {
+            QCOMPARE(a.series[j].slice, b.series[j].slice);
+            for (size_t i = 0; i < a.series[j].steps.size(); ++i) {
+                const auto &x = a.series[j].steps[i], &y = b.series[j].steps[i];
+                QCOMPARE(x.n, y.n);
+                QCOMPARE(x.sequences, y.sequences);
+                QVERIFY(std::abs(*x.value - *y.value) <= 1e-9 * std::abs(*x.value));
+                QVERIFY(std::abs(x.ci->first - y.ci->first) <= 1e-9 * std::abs(*x.value));
+            }
+            QCOMPARE(a.series[j].onsetStep, b.series[j].onsetStep);
+        }
+        o.aggregate = *parseAggregate("p99");
+        o.perSlice.clear();
+        const StepsResult q = stepsOfSummary(sum, o);
+        const StepsResult qr = stepsOfRun(engine, o);
+        for (size_t i = 0; i < q.series[0].steps.size(); ++i) {
+            QVERIFY(!q.series[0].steps[i].ci);
+            QVERIFY(qr.series[0].steps[i].ci);   // the run's: a bootstrap over sequences
+            const double exact = *qr.series[0].steps[i].value, approx = *q.series[0].steps[i].value;
+            QVERIFY(std::abs(approx - exact) <= 0.011 * exact);
+        }
+    }
+
+    void whatCannotBeAnswered() {
+        auto none = test::runFromRatios({{0.1, 0.2}, {0.3}});
+        MetricEngine e1(none);
+        StepsOptions o;
+        auto says = [&](const std::function<void()>& f, const char* text) {
+            try {
+                f();
+            } catch (const std::invalid_argument& e) {
+                QVERIFY2(std::string(e.what()).find(text) != std::string::npos, e.what());
+                return;
+            }
+            QFAIL(text);
+        };
+        says([&] { stepsOfRun(e1, o); }, "no training steps");
+        const auto run = steppedRun(6, 3, 4, 1);
+        MetricEngine e2(run);
+        o.metric = "ess";
+        says([&] { stepsOfRun(e2, o); }, "per-run metric");
+        o.metric = "abs_log_ratio";
+        o.perSlice = "language";
+        says([&] { stepsOfRun(e2, o); }, "no slice key 'language'");
+        o.perSlice = "step";
+        says([&] { stepsOfRun(e2, o); }, "the steps are the series");
+        o.perSlice.clear();
+        o.metric = "kl_train_inf";
+        says([&] { stepsOfRun(e2, o); }, "no value of kl_train_inf");
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSteps)
+#include "test_steps.moc"
