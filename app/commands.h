@@ -21,6 +21,7 @@ int runCalibrate(const QStringList& args);
 int runSummarize(const QStringList& args);
 int runMerge(const QStringList& args);
 int runSteps(const QStringList& args);
+int runReplay(const QStringList& args);
 
 // Prints "kcx: message" to stderr and returns 2.
 int usageError(const QString& message);

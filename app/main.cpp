@@ -35,6 +35,7 @@ const Command kCommands[] = {
     {"summarize", "reduce runs or shards to a summary that merges exactly (SPEC 10)", kcx::app::runSummarize},
     {"merge", "merge summaries of disjoint shards into one", kcx::app::runMerge},
     {"steps", "a metric over training steps: per-step intervals, the onset of a rise, spikes (SPEC 7)", kcx::app::runSteps},
+    {"replay", "evaluate a contract step by step with persist/until escalation (SPEC 8)", kcx::app::runReplay},
     {"calibrate", "propose contract thresholds from a trusted run and check they catch bad runs", kcx::app::runCalibrate},
     {"open", "open the window on a run and a contract (the demo when no run is given)", kcx::app::runOpen},
 };

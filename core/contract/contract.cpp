@@ -39,7 +39,9 @@ constexpr size_t kMaxBytes = size_t(16) << 20;
 const Names kTopKeys = {"kcx_contract", "name",        "version",       "description", "owner",      "bounds",
                         "numerical",    "statistical", "runtime",       "observability", "escalation", "stages"};
 const Names kBoundsKeys = {"ppo_clip", "reward_range", "seq_len", "grad_norm", "advantage_max"};
-const Names kRuleKeys = {"when", "action", "default"};
+const Names kRuleKeys = {"when", "action", "default", "persist", "until"};
+const Names kPersistKeys = {"failures", "window"};
+const Names kUntilKeys = {"passes"};
 const Names kWhenKeys = {"clause", "family", "severity", "status", "slice", "stage"};
 
 // Stops documents that expand (through aliases) to a huge or cyclic tree before anything
@@ -284,7 +286,7 @@ void parseEscalation(const Doc& doc, const Entry& entry, Contract& c) {
                            "(the default rule must be last)");
         EscalationRule r;
         if (const Entry* d = f.get("default")) {
-            for (const char* k : {"when", "action"})
+            for (const char* k : {"when", "action", "persist", "until"})
                 if (const Entry* e = f.get(k))
                     doc.fail(e->keyNode, std::string("a default rule is only '- default: ACTION'; '") + k +
                                              "' belongs in a rule of its own");
@@ -302,6 +304,27 @@ void parseEscalation(const Doc& doc, const Entry& entry, Contract& c) {
                                " (a rule is '{when: {...}, action: ACTION}' or '{default: ACTION}')");
         r.action = doc.name<Action>(*action, "action", parseAction, kActionNames);
         r.span = doc.span(action->value);
+        if (const Entry* e = f.get("persist")) {
+            const Fields p = doc.mapping(*e, kPersistKeys);
+            const Entry* k = p.get("failures");
+            const Entry* w = p.get("window");
+            if (!k || !w)
+                doc.fail(e->value, "persist needs both 'failures: K' and 'window: W' (K of the last W steps)");
+            EscalationRule::Persist ps;
+            ps.failures = doc.integer(*k, 1);
+            ps.window = doc.integer(*w, 1);
+            if (ps.window < ps.failures)
+                doc.fail(w->value, "persist: the window (" + std::to_string(ps.window) + " steps) is shorter than the " +
+                                       std::to_string(ps.failures) + " failures it must hold");
+            r.persist = ps;
+        }
+        if (const Entry* e = f.get("until")) {
+            const Fields u = doc.mapping(*e, kUntilKeys);
+            const Entry* passes = u.get("passes");
+            if (!passes)
+                doc.fail(e->value, "until needs 'passes: R' (R consecutive passing steps end the rule)");
+            r.untilPasses = doc.integer(*passes, 1);
+        }
         const Fields w = doc.mapping(*when, kWhenKeys);
         if (const Entry* e = w.get("clause"))
             for (const auto& n : doc.stringNodes(*e, true)) {

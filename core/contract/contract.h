@@ -102,6 +102,15 @@ struct EscalationRule {
     SliceFilter slice;
     Action action = Action::Warn;
     SourceSpan span;
+    // SPEC 8, over steps (kcx replay only; elsewhere a rule matches as if they were absent):
+    // persist — matches a clause at step s only if it matched it at ≥ failures of the last
+    // `window` steps, s included; until — once matched, keeps matching that clause until a
+    // step at which the clause has passed `passes` consecutive steps (that step included).
+    struct Persist {
+        int64_t failures = 1, window = 1;
+    };
+    std::optional<Persist> persist;
+    std::optional<int64_t> untilPasses;
 };
 
 struct ContractBounds {

@@ -27,7 +27,9 @@ SliceLabels context(const Contract& contract, const Result& r) {
     return labels;
 }
 
-bool matches(const EscalationRule& rule, const Contract& contract, const Result& r, const std::string& stage) {
+}  // namespace
+
+bool ruleMatches(const EscalationRule& rule, const Contract& contract, const Result& r, const std::string& stage) {
     if (rule.isDefault)
         return true;
     if (!rule.clauses.empty() && !contains(rule.clauses, r.clause))
@@ -52,8 +54,6 @@ bool matches(const EscalationRule& rule, const Contract& contract, const Result&
     return true;
 }
 
-}  // namespace
-
 std::pair<std::optional<double>, std::optional<double>> comparedBounds(const Result& r, const Contract& contract) {
     std::optional<double> lo = r.min, hi = r.max;
     const Clause* c = contract.find(r.clause);
@@ -70,7 +70,7 @@ Action escalate(const Contract& contract, const Result& result, const std::strin
     if (result.status == Status::Pass)
         return Action::Pass;
     for (const auto& rule : contract.escalation)
-        if (matches(rule, contract, result, stage))
+        if (ruleMatches(rule, contract, result, stage))
             return rule.action;
     return Action::Warn;
 }

@@ -91,6 +91,10 @@ private:
     std::map<std::string, std::vector<Result>> decided_;   // per clause, until it changes
 };
 
+// Whether a rule's `when` holds for a result at a stage (a default rule: always; the
+// result's status is the caller's to check). `persist` and `until` are not looked at.
+bool ruleMatches(const EscalationRule& rule, const Contract& contract, const Result& result, const std::string& stage);
+
 // Picks the escalation action for one result at one stage (first matching rule wins;
 // `warn` when no rule matches a non-pass result; `pass` for a pass).
 Action escalate(const Contract& contract, const Result& result, const std::string& stage);

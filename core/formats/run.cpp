@@ -113,4 +113,93 @@ void Run::checkInvariants() const {
         fail("text offsets have M+1 entries");
 }
 
+namespace {
+
+// Copies the rows [begin, end) × width of each chosen range into a new column of the same type.
+Column subsetColumn(const Column& c, const std::vector<std::pair<size_t, size_t>>& ranges, size_t width) {
+    return c.visit([&](auto all) {
+        using T = std::remove_cv_t<typename decltype(all)::element_type>;
+        std::vector<T> out;
+        for (auto [b, e] : ranges)
+            out.insert(out.end(), all.begin() + std::ptrdiff_t(b * width), all.begin() + std::ptrdiff_t(e * width));
+        return Column(Array<T>(std::move(out)));
+    });
+}
+
+template <class T>
+Array<T> subsetArray(const Array<T>& a, const std::vector<std::pair<size_t, size_t>>& ranges, size_t width) {
+    std::vector<T> out;
+    for (auto [b, e] : ranges)
+        out.insert(out.end(), a.begin() + b * width, a.begin() + e * width);
+    return Array<T>(std::move(out));
+}
+
+}  // namespace
+
+Run subsetRun(const Run& run, const std::vector<size_t>& sequences) {
+    Run out;
+    out.path = run.path;
+    out.header = run.header;
+    std::vector<std::pair<size_t, size_t>> ranges;   // token ranges kept
+    std::vector<int64_t> offsets{0};
+    for (size_t s : sequences) {
+        out.ids.push_back(run.ids[s]);
+        ranges.emplace_back(run.seqBegin(s), run.seqEnd(s));
+        offsets.push_back(offsets.back() + int64_t(run.seqLength(s)));
+    }
+    out.offsets = Array<int64_t>(std::move(offsets));
+    out.tokens = subsetArray(run.tokens, ranges, 1);
+    out.lpTrain = subsetColumn(run.lpTrain, ranges, 1);
+    out.lpInf = subsetColumn(run.lpInf, ranges, 1);
+    for (auto [from, to] : {std::pair{&run.topkTrain, &out.topkTrain}, std::pair{&run.topkInf, &out.topkInf}})
+        if (from->present()) {
+            to->k = from->k;
+            to->ids = subsetArray(from->ids, ranges, size_t(from->k));
+            to->logp = subsetColumn(from->logp, ranges, size_t(from->k));
+        }
+    if (run.logits.present()) {
+        // Rows of the kept tokens, renumbered into the new token order.
+        std::vector<int64_t> rows;
+        std::vector<std::pair<size_t, size_t>> rowRanges;
+        size_t base = 0;
+        for (auto [b, e] : ranges) {
+            const auto* first = std::lower_bound(run.logits.rows.begin(), run.logits.rows.end(), int64_t(b));
+            const auto* last = std::lower_bound(run.logits.rows.begin(), run.logits.rows.end(), int64_t(e));
+            for (const auto* r = first; r != last; ++r)
+                rows.push_back(int64_t(base) + (*r - int64_t(b)));
+            rowRanges.emplace_back(size_t(first - run.logits.rows.begin()), size_t(last - run.logits.rows.begin()));
+            base += e - b;
+        }
+        if (!rows.empty()) {
+            out.logits.vocab = run.logits.vocab;
+            out.logits.rows = Array<int64_t>(std::move(rows));
+            out.logits.train = subsetColumn(run.logits.train, rowRanges, size_t(run.logits.vocab));
+            out.logits.inf = subsetColumn(run.logits.inf, rowRanges, size_t(run.logits.vocab));
+        }
+    }
+    for (auto [from, to] : {std::pair{&run.rewardTrain, &out.rewardTrain}, std::pair{&run.rewardInf, &out.rewardInf}})
+        if (!from->empty())
+            for (size_t s : sequences)
+                to->push_back((*from)[s]);
+    out.slices.keys = run.slices.keys;
+    out.slices.values = run.slices.values;
+    const size_t K = run.slices.keys.size();
+    for (size_t s : sequences)
+        out.slices.codes.insert(out.slices.codes.end(), run.slices.codes.begin() + std::ptrdiff_t(s * K),
+                                run.slices.codes.begin() + std::ptrdiff_t((s + 1) * K));
+    if (!run.runtime.empty())
+        for (size_t s : sequences)
+            out.runtime.push_back(run.runtime[s]);
+    if (run.hasText()) {
+        out.textOffsets.push_back(0);
+        for (auto [b, e] : ranges)
+            for (size_t i = b; i < e; ++i) {
+                out.textPool += run.tokenText(i);
+                out.textOffsets.push_back(out.textPool.size());
+            }
+    }
+    out.checkInvariants();
+    return out;
+}
+
 }  // namespace kcx

@@ -187,6 +187,11 @@ struct Run {
     void checkInvariants() const;
 };
 
+// The run of some of its sequences (indices ascending), every per-token and per-sequence
+// array copied for them; the header, slice keys and values are kept (`kcx replay` evaluates
+// a contract on each step's sequences alone).
+Run subsetRun(const Run& run, const std::vector<size_t>& sequences);
+
 // Progress and cancellation without Qt: called with a fraction in [0, 1]; returning
 // false asks the work to stop, which it does by throwing kcx::Cancelled.
 using Progress = std::function<bool(double)>;

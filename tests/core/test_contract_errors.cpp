@@ -216,6 +216,21 @@ private slots:
             "'id' is not in Unicode normal form C: character 1 (U+0041) is U+00C5 in normal form C");
         row("angstrom id", kHead + "numerical:\n  - id: \u212B1\n", "4:9", "character 1 (U+212B) is U+00C5");
         row("kelvin id", kHead + "numerical:\n  - id: N\u212A\n", "4:9", "character 2 (U+212A) is U+004B");
+        // SPEC 8's persist and until
+        row("persist no window", n1 + "escalation:\n  - when: {clause: N1}\n    persist: {failures: 2}\n    action: hold\n",
+            "10:14", "persist needs both 'failures: K' and 'window: W'");
+        row("persist short window", n1 + "escalation:\n  - when: {clause: N1}\n    persist: {failures: 3, window: 2}\n    action: hold\n",
+            "10:36", "the window (2 steps) is shorter than the 3 failures it must hold");
+        row("persist zero", n1 + "escalation:\n  - when: {clause: N1}\n    persist: {failures: 0, window: 2}\n    action: hold\n",
+            "10:25", "'failures' must be a whole number ≥ 1, found '0'");
+        row("persist key", n1 + "escalation:\n  - when: {clause: N1}\n    persist: {failures: 1, windw: 2}\n    action: hold\n",
+            "10:28", "unknown key 'windw' — did you mean 'window'?");
+        row("until zero", n1 + "escalation:\n  - when: {clause: N1}\n    until: {passes: 0}\n    action: hold\n",
+            "10:21", "'passes' must be a whole number ≥ 1, found '0'");
+        row("until no passes", n1 + "escalation:\n  - when: {clause: N1}\n    until: {}\n    action: hold\n",
+            "10:12", "until needs 'passes: R'");
+        row("default persist", n1 + "escalation:\n  - default: hold\n    persist: {failures: 1, window: 1}\n",
+            "10:5", "a default rule is only '- default: ACTION'; 'persist' belongs in a rule of its own");
         // a NUL byte (yaml-cpp read it as the end of a scalar)
         row("nul", kHead + "description: ab" + std::string(1, '\0') + "c\n", "3:16", "NUL byte at line 3 column 16");
     }

@@ -7,8 +7,10 @@
 #include <cmath>
 #include <random>
 
+#include "core/contract/contract.h"
 #include "core/metrics/metrics.h"
 #include "core/steps/onset.h"
+#include "core/steps/replay.h"
 #include "core/steps/steps.h"
 #include "core/summary/summary.h"
 #include "tests/support/test_runs.h"
@@ -292,6 +294,121 @@ private slots:
         }
     }
 
+    // SPEC 8: a timeline worked out by hand (the comment below) from the statuses alone.
+    void replayTimelineByHand() {
+        const Contract contract = parseContract(R"(kcx_contract: 1
+name: t
+numerical:
+  - {id: N1, metric: abs_log_ratio, aggregate: max, max: 1}
+  - {id: N2, metric: abs_log_ratio, aggregate: max, max: 1}
+escalation:
+  - when: {clause: N2}
+    persist: {failures: 2, window: 3}
+    until: {passes: 2}
+    action: rollback
+  - when: {clause: N1}
+    persist: {failures: 3, window: 4}
+    action: route_to_reference
+  - default: warn
+)", "t.yaml");
+        // step:  0 1 2 3 4 5 6 7 8 9
+        // N1:    P F F P F F P P F P   R2 needs 3 of the last 4: met at 4 and 5 only
+        // N2:    P F P F P P F P P P   R1 needs 2 of the last 3: met at 3; it then holds
+        //                              through 4 (1 pass) and stops at 5 (2 passes); at 6
+        //                              (1 of the last 3) it is not met again
+        // N1's action: p w w p R R p p w p     (R route_to_reference, w the default warn)
+        // N2's action: p w p B B p w p p p     (B rollback)
+        // stage:       p w w B B R w p w p
+        const std::string n1 = "PFFPFFPPFP", n2 = "PFPFPPFPPP";
+        std::vector<ReplayStep> steps(10);
+        for (size_t j = 0; j < 10; ++j) {
+            steps[j].step = int64_t(100 + j);
+            for (auto [id, row] : {std::pair{"N1", &n1}, std::pair{"N2", &n2}}) {
+                Result r;
+                r.clause = id;
+                r.status = (*row)[j] == 'F' ? Status::Fail : Status::Pass;
+                steps[j].results.push_back(r);
+            }
+        }
+        std::vector<ReplayEvent> events;
+        replayEscalation(contract, steps, events);
+        const std::vector<Action> want{Action::Pass, Action::Warn, Action::Warn, Action::Rollback,
+                                       Action::Rollback, Action::RouteToReference, Action::Warn, Action::Pass,
+                                       Action::Warn, Action::Pass};
+        const std::string n1Want = "pwwpRRppwp", n2Want = "pwpBBpwppp";
+        auto letter = [](Action a) {
+            return a == Action::Pass ? 'p' : a == Action::Warn ? 'w' : a == Action::RouteToReference ? 'R'
+                   : a == Action::Rollback ? 'B' : '?';
+        };
+        for (size_t j = 0; j < 10; ++j) {
+            for (const std::string& stage : contract.stages)
+                QVERIFY2(steps[j].actions.at(stage) == want[j],
+                         qPrintable(QString("step %1 %2: %3").arg(j).arg(QString::fromStdString(stage))
+                                        .arg(actionName(steps[j].actions.at(stage)))));
+            QCOMPARE(letter(steps[j].resultActions[0].at("offline_ci")), n1Want[j]);
+            QCOMPARE(letter(steps[j].resultActions[1].at("offline_ci")), n2Want[j]);
+        }
+        // Events: 7 changes, each at all 4 stages, in step order.
+        const std::vector<std::tuple<int64_t, Action, Action>> changes{
+            {101, Action::Pass, Action::Warn},     {103, Action::Warn, Action::Rollback},
+            {105, Action::Rollback, Action::RouteToReference}, {106, Action::RouteToReference, Action::Warn},
+            {107, Action::Warn, Action::Pass},     {108, Action::Pass, Action::Warn},
+            {109, Action::Warn, Action::Pass}};
+        QCOMPARE(events.size(), changes.size() * 4);
+        for (size_t k = 0; k < events.size(); ++k) {
+            const auto& [step, from, to] = changes[k / 4];
+            QCOMPARE(events[k].step, step);
+            QCOMPARE(events[k].stage, contract.stages[k % 4]);
+            QVERIFY(events[k].from == from && events[k].to == to);
+        }
+        // Outside replay the same rules match as if persist and until were absent.
+        Result one;
+        one.clause = "N2";
+        one.status = Status::Fail;
+        QVERIFY(escalate(contract, one, "offline_ci") == Action::Rollback);
+    }
+
+    // replayContract evaluates each step's sequences alone: the code slice's rise from step 24
+    // fails N1[code] from there, and the verdicts match a check of each step on its own.
+    void replayEvaluatesEachStepAlone() {
+        const auto run = steppedRun(30, 9, 30, 8, 24, "code", 0.05);
+        const Contract contract = parseContract(R"(kcx_contract: 1
+name: r
+numerical:
+  - {id: N1, metric: abs_log_ratio, aggregate: max, max: 0.08, per_slice: task}
+escalation:
+  - when: {clause: N1}
+    persist: {failures: 2, window: 2}
+    action: block_promotion
+)", "r.yaml");
+        const Replay r = replayContract(contract, EvaluationData(std::shared_ptr<const Run>(run)));
+        QCOMPARE(r.steps.size(), size_t(30));
+        for (const ReplayStep& st : r.steps) {
+            // max |ratio| of the step's code sequences, from the tokens
+            double worst = 0;
+            for (size_t s = 0; s < run->sequenceCount(); ++s)
+                if (run->slices.codes[s * 2] == st.step && run->slices.codes[s * 2 + 1] == 0)
+                    for (size_t i = run->seqBegin(s); i < run->seqEnd(s); ++i)
+                        worst = std::max(worst, std::abs(run->lpTrain[i] - run->lpInf[i]));
+            QCOMPARE(st.sequences, uint64_t(9));
+            QCOMPARE(st.verdict, worst > 0.08 ? Status::Fail : Status::Pass);
+            const bool failedBefore = st.step > 0 && r.steps[size_t(st.step - 1)].verdict == Status::Fail;
+            const Action want = st.verdict != Status::Fail ? Action::Pass
+                                : failedBefore               ? Action::BlockPromotion
+                                                             : Action::Warn;
+            QVERIFY2(st.actions.at("offline_ci") == want, qPrintable(QString::number(st.step)));
+            if (st.step >= 24)
+                QCOMPARE(st.verdict, Status::Fail);   // sd 0.05 over 90 tokens: max > 0.08 surely
+        }
+        // From the run's summary: the same verdicts where the summary decides (max is exact).
+        const auto sum = std::make_shared<const RunSummary>(summarizeRun(run));
+        const Replay rs = replayContract(contract, EvaluationData(sum));
+        QCOMPARE(rs.steps.size(), size_t(30));
+        for (size_t j = 0; j < 30; ++j)
+            QCOMPARE(rs.steps[j].verdict, r.steps[j].verdict);
+        QCOMPARE(rs.events.size(), r.events.size());
+    }
+
     void whatCannotBeAnswered() {
         auto none = test::runFromRatios({{0.1, 0.2}, {0.3}});
         MetricEngine e1(none);
@@ -318,6 +435,8 @@ private slots:
         o.perSlice.clear();
         o.metric = "kl_train_inf";
         says([&] { stepsOfRun(e2, o); }, "no value of kl_train_inf");
+        const Contract c = parseContract("kcx_contract: 1\nname: x\n", "x.yaml");
+        says([&] { replayContract(c, EvaluationData(std::shared_ptr<const Run>(none))); }, "no training steps");
     }
 };
 
