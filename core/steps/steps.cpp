@@ -1,5 +1,7 @@
 #include "core/steps/steps.h"
 
+#include "core/steps/estimate.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -16,133 +18,16 @@ namespace kcx {
 
 namespace {
 
-constexpr double kZ95 = 1.959963984540054;
-constexpr double kTrim = 0.10;   // the trimmed mean drops this share at each end
-
-bool meanLike(const Aggregate& a) {
-    return a.kind == Aggregate::Kind::Mean || a.kind == Aggregate::Kind::FractionAbove ||
-           a.kind == Aggregate::Kind::FractionOutside;
-}
-
-double transformed(const Aggregate& a, double v) {
-    switch (a.kind) {
-    case Aggregate::Kind::FractionAbove: return v > a.a ? 1 : 0;
-    case Aggregate::Kind::FractionOutside: return v < a.a || v > a.b ? 1 : 0;
-    default: return v;
-    }
-}
-
-std::string intervalText(const Aggregate& a, bool summary) {
-    if (a.kind == Aggregate::Kind::Count)
-        return "none: a count is exact";
-    if (meanLike(a))
-        return "normal, ratio estimator over sequences (delta method): value ± 1.96 SE";
-    if (a.kind == Aggregate::Kind::Sum)
-        return "normal over sequence sums: value ± 1.96 SE";
-    return summary ? std::string("none: a summary keeps no sequences to resample (the value is within the sketch's 1 %)")
-                   : "percentile bootstrap over sequences (2.5 % and 97.5 % of the replicates)";
-}
-
-// One (step, slice) bucket of a raw run: its values, sequence by sequence.
-struct Bucket {
-    std::vector<double> values;
-    std::vector<uint32_t> seq;      // sequence index of each run of values
-    std::vector<size_t> start;      // where that run starts in values
-    void add(uint32_t s, double v) {
-        if (seq.empty() || seq.back() != s) {
-            seq.push_back(s);
-            start.push_back(values.size());
-        }
-        values.push_back(v);
-    }
-    size_t end(size_t i) const { return i + 1 < start.size() ? start[i + 1] : values.size(); }
-};
-
-double typeSeven(std::vector<double>& v, double q) {
-    std::sort(v.begin(), v.end());
-    const double h = (double(v.size()) - 1) * q;
-    const size_t lo = size_t(std::floor(h));
-    return lo + 1 < v.size() ? v[lo] + (h - double(lo)) * (v[lo + 1] - v[lo]) : v.back();
-}
-
-struct Estimate {
-    StepPointResult point;
-    double se = NAN;
-};
-
-Estimate estimate(const Bucket& b, const StepsOptions& o, uint64_t seed) {
-    Estimate e;
-    StepPointResult& p = e.point;
-    p.n = b.values.size();
-    p.sequences = b.seq.size();
-    if (b.values.empty())
-        return e;
-    p.value = applyAggregate(o.aggregate, b.values, 1);
-    std::vector<double> sorted = b.values;
-    std::sort(sorted.begin(), sorted.end());
-    p.median = typeSeven(sorted, 0.5);
-    const size_t cut = size_t(std::floor(kTrim * double(sorted.size())));
-    double s = 0;
-    for (size_t i = cut; i < sorted.size() - cut; ++i)
-        s += sorted[i];
-    p.trimmedMean = s / double(sorted.size() - 2 * cut);
-    const size_t m = b.seq.size();
-    if (m < 2 || !p.value)
-        return e;
-    const Aggregate& a = o.aggregate;
-    if (a.kind == Aggregate::Kind::Count)
-        return e;
-    if (meanLike(a) || a.kind == Aggregate::Kind::Sum) {
-        std::vector<double> S(m), N(m);
-        double tS = 0, tN = 0;
-        for (size_t i = 0; i < m; ++i) {
-            for (size_t j = b.start[i]; j < b.end(i); ++j)
-                S[i] += transformed(a, b.values[j]);
-            N[i] = double(b.end(i) - b.start[i]);
-            tS += S[i];
-            tN += N[i];
-        }
-        double ss = 0;
-        if (a.kind == Aggregate::Kind::Sum) {
-            const double mean = tS / double(m);
-            for (size_t i = 0; i < m; ++i)
-                ss += (S[i] - mean) * (S[i] - mean);
-            e.se = std::sqrt(double(m) / double(m - 1) * ss);
-        } else {
-            const double mu = tS / tN;
-            for (size_t i = 0; i < m; ++i)
-                ss += (S[i] - mu * N[i]) * (S[i] - mu * N[i]);
-            e.se = std::sqrt(double(m) / double(m - 1) * ss) / tN;
-        }
-        p.ci = std::pair{*p.value - kZ95 * e.se, *p.value + kZ95 * e.se};
-        return e;
-    }
-    // max, min, quantiles: a percentile bootstrap over sequences.
-    Xoshiro256 rng(seed);
-    std::vector<double> reps, buf;
-    reps.reserve(size_t(o.resamples));
-    for (int r = 0; r < o.resamples; ++r) {
-        buf.clear();
-        for (size_t i = 0; i < m; ++i) {
-            const size_t u = size_t(rng.below(m));
-            buf.insert(buf.end(), b.values.begin() + std::ptrdiff_t(b.start[u]),
-                       b.values.begin() + std::ptrdiff_t(b.end(u)));
-        }
-        if (auto v = applyAggregate(a, buf, 1))
-            reps.push_back(*v);
-    }
-    if (reps.size() < 2)
-        return e;
-    double mean = 0, var = 0;
-    for (double v : reps)
-        mean += v;
-    mean /= double(reps.size());
-    for (double v : reps)
-        var += (v - mean) * (v - mean);
-    e.se = std::sqrt(var / double(reps.size() - 1));
-    const double lo = typeSeven(reps, 0.025), hi = typeSeven(reps, 0.975);
-    p.ci = std::pair{lo, hi};
-    return e;
+StepPointResult pointOf(int64_t step, const Estimate& e) {
+    StepPointResult p;
+    p.step = step;
+    p.value = e.value;
+    p.ci = e.ci;
+    p.n = e.n;
+    p.sequences = e.sequences;
+    p.median = e.median;
+    p.trimmedMean = e.trimmedMean;
+    return p;
 }
 
 // Runs the onset test on a series whose points are filled, and fills z, onset and flags'
@@ -193,90 +78,24 @@ std::vector<int64_t> baselineSteps(const StepSeries& series) {
 
 StepsResult stepsOfRun(MetricEngine& engine, const StepsOptions& o, const Progress& progress) {
     const Run& run = engine.run();
-    const MetricInfo* info = findMetric(o.metric);
-    if (!info)
-        throw std::invalid_argument("unknown metric '" + o.metric + "'");
-    if (info->level == MetricLevel::Run)
-        throw std::invalid_argument(o.metric + " is a per-run metric (one value per run); kcx steps needs a per-token "
-                                               "or per-sequence metric");
-    const std::vector<int64_t> seqStep = run.steps();
+    const GroupedValues g = groupRunValues(engine, o.metric, o.perSlice, true, progress);
     StepsResult r;
     r.metric = o.metric;
     r.aggregate = o.aggregate.text.empty() ? "mean" : o.aggregate.text;
     r.perSlice = o.perSlice;
-    r.interval = intervalText(o.aggregate, false);
+    r.interval = intervalMethod(o.aggregate, false);
     r.alpha = o.alpha;
-    std::vector<int64_t> stepList;
-    for (int64_t s : seqStep) {
-        if (s >= 0)
-            stepList.push_back(s);
-        else
-            ++r.sequencesWithoutStep;
-    }
-    std::sort(stepList.begin(), stepList.end());
-    stepList.erase(std::unique(stepList.begin(), stepList.end()), stepList.end());
-    if (stepList.empty())
-        throw std::invalid_argument("the run has no training steps (SPEC 7: a `step` key, a `step` tensor, or "
-                                    "trainer step_N folders)");
-
-    // Slice codes.
-    std::vector<std::string> sliceValues{""};
-    int labelKey = -1;
-    std::shared_ptr<const DerivedCodes> derived;
-    if (!o.perSlice.empty()) {
-        if (o.perSlice == kStepKey)
-            throw std::invalid_argument("--per-slice step: the steps are the series already");
-        if (isDerivedKey(o.perSlice)) {
-            if (auto why = checkDerivedKey(o.perSlice))
-                throw std::invalid_argument(*why);
-            derived = engine.derived().get(o.perSlice);
-            sliceValues = derived->values;
-        } else {
-            labelKey = run.slices.keyIndex(o.perSlice);
-            if (labelKey < 0)
-                throw std::invalid_argument("the run has no slice key '" + o.perSlice + "'");
-            sliceValues = run.slices.values[size_t(labelKey)];
-        }
-    }
-    const auto values = engine.get(o.metric, progress);
-    if (!values->supported())
-        throw std::invalid_argument("the run has no value of " + o.metric + " (it needs " + info->needs + ")");
+    r.sequencesWithoutStep = g.withoutStep;
+    const std::vector<std::string>& sliceValues = g.sliceValues;
+    const std::vector<int64_t>& stepList = g.steps;
     const size_t K = sliceValues.size();
     std::map<int64_t, size_t> stepIndex;
     for (size_t i = 0; i < stepList.size(); ++i)
         stepIndex[stepList[i]] = i;
-    std::vector<Bucket> buckets(stepList.size() * K);
+    const auto& values = g.metric;
     const bool token = values->level == MetricLevel::Token;
-    auto codeOf = [&](size_t s, size_t i) -> int {
-        if (o.perSlice.empty())
-            return 0;
-        if (derived)
-            return derived->code(s, i);
-        const int32_t c = run.slices.codes[s * run.slices.keys.size() + size_t(labelKey)];
-        return c;
-    };
-    for (size_t s = 0; s < run.sequenceCount(); ++s) {
-        if (seqStep[s] < 0)
-            continue;
-        const size_t si = stepIndex[seqStep[s]];
-        if (token) {
-            for (size_t i = run.seqBegin(s); i < run.seqEnd(s); ++i) {
-                const double v = values->values[i];
-                const int c = codeOf(s, i);
-                if (std::isnan(v) || c < 0)
-                    continue;
-                buckets[si * K + size_t(c)].add(uint32_t(s), v);
-            }
-        } else {
-            const double v = values->values[s];
-            const int c = derived && derived->level == DerivedLevel::Token ? -1 : codeOf(s, 0);
-            if (!std::isnan(v) && c >= 0)
-                buckets[si * K + size_t(c)].add(uint32_t(s), v);
-        }
-    }
-    if (derived && derived->level == DerivedLevel::Token && !token)
-        throw std::invalid_argument(o.perSlice + " is a per-token key; " + o.metric +
-                                    " has one value per sequence");
+    const auto& buckets = g.groups;
+    const auto& codeOf = g.codeOf;
 
     // Estimates, series by series, in the order of the slice values' names (as a summary's).
     std::vector<size_t> order(K);
@@ -290,10 +109,9 @@ StepsResult stepsOfRun(MetricEngine& engine, const StepsOptions& o, const Progre
         std::vector<double> ses;
         bool any = false;
         for (size_t si = 0; si < stepList.size(); ++si) {
-            Estimate e = estimate(buckets[si * K + c], o, o.seed + si * 1000003 + c);
-            e.point.step = stepList[si];
-            any = any || e.point.n > 0;
-            series.steps.push_back(e.point);
+            const Estimate e = estimateValues(g.group(si, c), o.aggregate, o.resamples, o.seed + si * 1000003 + c);
+            series.steps.push_back(pointOf(stepList[si], e));
+            any = any || e.n > 0;
             ses.push_back(e.se);
         }
         if (!any)
@@ -318,7 +136,7 @@ StepsResult stepsOfRun(MetricEngine& engine, const StepsOptions& o, const Progre
             }
         const double mub = bn > 0 ? bs / bn : 0;
         for (StepFlag& f : series.flags) {
-            const Bucket& b = buckets[stepIndex[f.step] * K + c];
+            const SequenceValues& b = buckets[stepIndex[f.step] * K + c];
             std::vector<StepContributor> seqs;
             double total = 0;
             for (size_t i = 0; i < b.seq.size(); ++i) {
@@ -353,12 +171,7 @@ StepsResult stepsOfRun(MetricEngine& engine, const StepsOptions& o, const Progre
 }
 
 StepsResult stepsOfSummary(const RunSummary& sum, const StepsOptions& o) {
-    const MetricInfo* info = findMetric(o.metric);
-    if (!info)
-        throw std::invalid_argument("unknown metric '" + o.metric + "'");
-    if (info->level == MetricLevel::Run)
-        throw std::invalid_argument(o.metric + " is a per-run metric (one value per run); kcx steps needs a per-token "
-                                               "or per-sequence metric");
+    checkGroupedMetric(o.metric);
     if (o.perSlice == kStepKey)
         throw std::invalid_argument("--per-slice step: the steps are the series already");
     StepsResult r;
@@ -366,7 +179,7 @@ StepsResult stepsOfSummary(const RunSummary& sum, const StepsOptions& o) {
     r.metric = o.metric;
     r.aggregate = o.aggregate.text.empty() ? "mean" : o.aggregate.text;
     r.perSlice = o.perSlice;
-    r.interval = intervalText(o.aggregate, true);
+    r.interval = intervalMethod(o.aggregate, true);
     r.alpha = o.alpha;
     std::vector<int64_t> stepList;
     for (int64_t s : sum.steps())
@@ -376,18 +189,7 @@ StepsResult stepsOfSummary(const RunSummary& sum, const StepsOptions& o) {
         r.sequencesWithoutStep = none->second.sequences;
     if (stepList.empty())
         throw std::invalid_argument("the summary has no training steps (its runs had no `step`)");
-    std::vector<std::string> sliceValues{""};
-    if (!o.perSlice.empty()) {
-        sliceValues.clear();
-        for (const auto& [k, d] : sum.cells)
-            if (k.key == o.perSlice && k.pos == -1)
-                sliceValues.push_back(k.value);
-        std::sort(sliceValues.begin(), sliceValues.end());
-        sliceValues.erase(std::unique(sliceValues.begin(), sliceValues.end()), sliceValues.end());
-        if (sliceValues.empty())
-            throw std::invalid_argument("the summary has no slice key '" + o.perSlice + "'");
-    }
-    const Aggregate& a = o.aggregate;
+    const std::vector<std::string> sliceValues = summarySliceValues(sum, o.perSlice);
     std::vector<std::vector<double>> seOf;
     std::vector<std::vector<std::vector<WorstEntry>>> worstOf;
     for (const std::string& value : sliceValues) {
@@ -403,42 +205,11 @@ StepsResult stepsOfSummary(const RunSummary& sum, const StepsOptions& o) {
             double se = NAN;
             const auto cell = summaryMetricCell(sum, o.metric, o.perSlice, value, -1, st);
             if (cell && cell->count > 0) {
-                const MetricCell& c = *cell;
                 any = true;
-                p.n = c.count;
-                p.sequences = c.sequences;
-                p.median = sketchQuantile(c, 0.5);
-                switch (a.kind) {
-                case Aggregate::Kind::Mean:
-                    p.value = c.mean();
-                    se = meanStandardError(c);
-                    break;
-                case Aggregate::Kind::Sum: {
-                    p.value = c.sum.value();
-                    const double m = double(c.sequences), S = c.sum.value();
-                    if (c.sequences >= 2)
-                        se = std::sqrt(std::max(0.0, m / (m - 1) * (c.seqSumSq.value() - S * S / m)));
-                    break;
-                }
-                case Aggregate::Kind::Count: p.value = double(c.count); break;
-                case Aggregate::Kind::Max: p.value = c.max; break;
-                case Aggregate::Kind::Min: p.value = c.min; break;
-                case Aggregate::Kind::Quantile: p.value = sketchQuantile(c, a.q); break;
-                case Aggregate::Kind::FractionAbove: {
-                    const auto [lo, hi] = c.sketch.countAbove(a.a);
-                    p.value = (double(lo) + double(hi)) / 2 / double(c.count);
-                    break;
-                }
-                case Aggregate::Kind::FractionOutside: {
-                    const auto [alo, ahi] = c.sketch.countAbove(a.b);
-                    const auto [blo, bhi] = c.sketch.countBelow(a.a);
-                    p.value = (double(alo + blo) + double(ahi + bhi)) / 2 / double(c.count);
-                    break;
-                }
-                }
-                if (std::isfinite(se))
-                    p.ci = std::pair{*p.value - kZ95 * se, *p.value + kZ95 * se};
-                worst.push_back(c.worst);
+                const Estimate e = estimateCell(*cell, o.aggregate);
+                p = pointOf(st, e);
+                se = e.se;
+                worst.push_back(cell->worst);
             } else {
                 worst.emplace_back();
             }

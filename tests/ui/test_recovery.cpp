@@ -25,6 +25,7 @@
 #include "ui/session/session.h"
 #include "ui/session/threshold_command.h"
 #include "ui/window/main_window.h"
+#include "tests/support/wait_scale.h"
 
 using namespace kcx::ui;
 
@@ -239,7 +240,7 @@ private slots:
             out << "{\"id\": \"late\", \"tokens\": [1], \"logp_train\": [-1], \"logp_inf\": [-1]}\n";
         });
         s.openRun(run);
-        QTRY_VERIFY_WITH_TIMEOUT(failed.size() + loaded.size() == 1, 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(failed.size() + loaded.size() == 1, kcx::test::waitMs(60000));
         if (failed.size() == 1)
             QVERIFY2(failed.at(0).at(0).toString().contains("changed while it was being read"),
                      qPrintable(failed.at(0).at(0).toString()));
@@ -262,7 +263,7 @@ private slots:
         MainWindow w;
         w.show();
         w.openRun(run);
-        QTRY_VERIFY_WITH_TIMEOUT(w.session()->run() && !w.session()->loading(), 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(w.session()->run() && !w.session()->loading(), kcx::test::waitMs(30000));
         QCOMPARE(w.session()->run()->sequenceCount(), size_t(3));
         QVERIFY(!w.runChangedOnDisk());
         QTest::qWait(50);
