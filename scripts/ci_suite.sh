@@ -6,7 +6,7 @@
 #              Sanitizer with leak detection, in build/sanitizer (a unity build at -O1,
 #              no benchmarks, the demo model's two sources plain -O2; tests two at a
 #              time, time limits x6)
-#   fuzz       every libFuzzer target (fuzz/) for KCX_FUZZ_SECONDS (default 45) on its
+#   fuzz       every libFuzzer target (fuzz/) for KCX_FUZZ_SECONDS (default 30) on its
 #              seeds, two targets at a time, built with clang-14 in build/fuzz
 #   cluster    the tests labelled `cluster` (tests/cluster: a one-node Slurm cluster the test
 #              brings up, as root) in the regular build/, which must be built already: it
@@ -21,7 +21,7 @@ set -uo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$here"
 steps=("$@"); [ ${#steps[@]} -eq 0 ] && steps=(sanitizer fuzz cluster)
-fuzz_seconds="${KCX_FUZZ_SECONDS:-45}"
+fuzz_seconds="${KCX_FUZZ_SECONDS:-30}"
 status=0; passed=0; failed=0
 
 stamp() { date +%s; }
