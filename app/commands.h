@@ -22,6 +22,7 @@ int runSummarize(const QStringList& args);
 int runMerge(const QStringList& args);
 int runSteps(const QStringList& args);
 int runReplay(const QStringList& args);
+int runCompare(const QStringList& args);
 
 // Prints "kcx: message" to stderr and returns 2.
 int usageError(const QString& message);

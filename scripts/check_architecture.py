@@ -24,7 +24,7 @@ CORE = {
     'evaluate': ['base', 'formats', 'metrics', 'contract', 'summary'],
     'discover': ['base', 'formats', 'metrics', 'contract', 'evaluate', 'summary'],
     'signoff': ['base', 'formats', 'metrics', 'contract', 'evaluate', 'summary'],
-    'steps': ['base', 'formats', 'metrics', 'contract', 'evaluate', 'summary'],
+    'steps': ['base', 'formats', 'metrics', 'contract', 'evaluate', 'summary', 'discover'],
 }
 VIEWS = ['session', 'style']
 UI = {

@@ -9,6 +9,7 @@
 
 #include "core/contract/contract.h"
 #include "core/metrics/metrics.h"
+#include "core/steps/compare.h"
 #include "core/steps/onset.h"
 #include "core/steps/replay.h"
 #include "core/steps/steps.h"
@@ -407,6 +408,99 @@ escalation:
         for (size_t j = 0; j < 30; ++j)
             QCOMPARE(rs.steps[j].verdict, r.steps[j].verdict);
         QCOMPARE(rs.events.size(), r.events.size());
+    }
+
+    // SPEC 9 over many seeds: two samples of one kernel pair are called different (worse or
+    // better anywhere across the 3 slices) at most at the rate Q = 0.05 that BH holds under no
+    // difference at all (expected 3 of 60; more than 9 fails); a slice whose ratios have
+    // 1.5× the spread is called worse, and nothing else is.
+    void compareVerdictsOverSeeds() {
+        int differ = 0, found = 0, wrong = 0;
+        CompareOptions o;
+        o.perSlice = "task";
+        for (uint64_t seed = 0; seed < 60; ++seed) {
+            const auto a = steppedRun(4, 15, 30, 1000 + seed), b = steppedRun(4, 15, 30, 2000 + seed);
+            const auto worse = steppedRun(4, 15, 30, 3000 + seed, 0, "chat", 0.015);
+            const Comparison same = compareRuns(std::shared_ptr<const Run>(a), std::shared_ptr<const Run>(b), o);
+            QCOMPARE(same.results.size(), size_t(3));
+            bool any = false;
+            for (const auto& r : same.results)
+                any = any || r.verdict != "same";
+            differ += any ? 1 : 0;
+            const Comparison w = compareRuns(std::shared_ptr<const Run>(a), std::shared_ptr<const Run>(worse), o);
+            for (const auto& r : w.results) {
+                if (r.slice[0].second == "chat")
+                    found += r.verdict == "worse" ? 1 : 0;
+                else
+                    wrong += r.verdict != "same" ? 1 : 0;
+            }
+        }
+        qInfo("compare: same kernel pair called different in %d / 60; planted slice worse in %d / 60; other slices "
+              "called different %d / 120",
+              differ, found, wrong);
+        QVERIFY(differ <= 9);
+        QVERIFY(found >= 57);
+        QVERIFY(wrong <= 12);
+    }
+
+    // One comparison worked out here: means, standard errors over sequences, the interval, the
+    // two-sided p-value, and BH's q over the three slices.
+    void compareFiguresByHand() {
+        const auto a = steppedRun(2, 12, 20, 41), b = steppedRun(2, 12, 20, 42, 0, "code", 0.02);
+        CompareOptions o;
+        o.perSlice = "task";
+        const Comparison c = compareRuns(std::shared_ptr<const Run>(a), std::shared_ptr<const Run>(b), o);
+        QCOMPARE(c.results.size(), size_t(3));
+        auto meanSe = [](const Run& run, int task) {
+            std::vector<double> S, N;
+            for (size_t s = 0; s < run.sequenceCount(); ++s) {
+                if (run.slices.codes[s * 2 + 1] != task)
+                    continue;
+                double sum = 0;
+                for (size_t i = run.seqBegin(s); i < run.seqEnd(s); ++i)
+                    sum += std::abs(run.lpTrain[i] - run.lpInf[i]);
+                S.push_back(sum);
+                N.push_back(double(run.seqLength(s)));
+            }
+            double tS = 0, tN = 0, ss = 0;
+            for (size_t i = 0; i < S.size(); ++i) {
+                tS += S[i];
+                tN += N[i];
+            }
+            const double mu = tS / tN;
+            for (size_t i = 0; i < S.size(); ++i)
+                ss += (S[i] - mu * N[i]) * (S[i] - mu * N[i]);
+            const double m = double(S.size());
+            return std::pair{mu, std::sqrt(m / (m - 1) * ss) / tN};
+        };
+        // results come in slice-name order: chat (2), code (0), math (1)
+        std::vector<double> p;
+        const int taskOf[] = {2, 0, 1};
+        for (size_t k = 0; k < 3; ++k) {
+            const auto [ma, sa] = meanSe(*a, taskOf[k]);
+            const auto [mb, sb] = meanSe(*b, taskOf[k]);
+            const CompareResult& r = c.results[k];
+            const double se = std::sqrt(sa * sa + sb * sb), d = mb - ma;
+            QVERIFY(std::abs(*r.a.value - ma) < 1e-12 * ma && std::abs(*r.b.value - mb) < 1e-12 * mb);
+            QVERIFY(std::abs(r.diff - d) < 1e-12 * std::abs(ma));
+            QVERIFY(std::abs(r.lo - (d - 1.959963984540054 * se)) < 1e-12 * ma);
+            QVERIFY(std::abs(r.hi - (d + 1.959963984540054 * se)) < 1e-12 * ma);
+            const double pk = std::erfc(std::abs(d / se) / std::sqrt(2.0));
+            QVERIFY(std::abs(r.p - pk) <= 1e-12 * pk + 1e-300);
+            p.push_back(pk);
+        }
+        // BH: sort, q_(i) = min over j ≥ i of p_(j) · 3 / j
+        std::vector<size_t> idx{0, 1, 2};
+        std::sort(idx.begin(), idx.end(), [&](size_t x, size_t y) { return p[x] < p[y]; });
+        double run = 1;
+        std::vector<double> q(3);
+        for (int k = 2; k >= 0; --k) {
+            run = std::min(run, p[idx[size_t(k)]] * 3 / double(k + 1));
+            q[idx[size_t(k)]] = run;
+        }
+        for (size_t k = 0; k < 3; ++k)
+            QVERIFY(std::abs(c.results[k].q - q[k]) <= 1e-12 * q[k] + 1e-300);
+        QCOMPARE(c.results[1].verdict, std::string("worse"));   // code
     }
 
     void whatCannotBeAnswered() {
