@@ -37,8 +37,9 @@ UI = {
     'signoff': VIEWS,
     'discover': VIEWS,
     'summary': VIEWS + ['heatmap'],
+    'steps': VIEWS,
     'report': VIEWS + ['contract', 'heatmap', 'charts', 'signoff'],
-    'window': VIEWS + ['contract', 'heatmap', 'charts', 'drilldown', 'signoff', 'discover', 'summary', 'report'],
+    'window': VIEWS + ['contract', 'heatmap', 'charts', 'drilldown', 'signoff', 'discover', 'summary', 'steps', 'report'],
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 

@@ -203,7 +203,7 @@ std::vector<std::string> summarySliceValues(const RunSummary& sum, const std::st
 }
 
 GroupedValues groupRunValues(MetricEngine& engine, const std::string& metric, const std::string& perSlice, bool byStep,
-                             const Progress& progress) {
+                             const Progress& progress, const std::vector<uint8_t>* scope) {
     const Run& run = engine.run();
     const MetricInfo* info = checkGroupedMetric(metric);
     GroupedValues g;
@@ -273,13 +273,17 @@ GroupedValues groupRunValues(MetricEngine& engine, const std::string& metric, co
             for (size_t i = run.seqBegin(s); i < run.seqEnd(s); ++i) {
                 const double v = values[i];
                 const int c = g.codeOf(s, i);
-                if (!std::isnan(v) && c >= 0)
+                if (!std::isnan(v) && c >= 0 && (!scope || (*scope)[i]))
                     g.groups[si * K + size_t(c)].add(uint32_t(s), v);
             }
         } else {
             const double v = values[s];
             const int c = g.codeOf(s, run.seqBegin(s));
-            if (!std::isnan(v) && c >= 0)
+            // a sequence metric is in scope when any of its tokens is (clause_scope.h)
+            bool in = !scope;
+            for (size_t i = run.seqBegin(s); !in && i < run.seqEnd(s); ++i)
+                in = (*scope)[i] != 0;
+            if (!std::isnan(v) && c >= 0 && in)
                 g.groups[si * K + size_t(c)].add(uint32_t(s), v);
         }
     }

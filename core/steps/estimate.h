@@ -85,7 +85,8 @@ struct GroupedValues {
 };
 // Throws std::invalid_argument with a sentence for what the run cannot answer (unknown
 // metric or key, a per-run metric, no steps when byStep, no value of the metric).
+// With `scope` (one byte per token, core/evaluate/clause_scope.h), only the tokens in it.
 GroupedValues groupRunValues(MetricEngine& engine, const std::string& metric, const std::string& perSlice,
-                             bool byStep, const Progress& progress = {});
+                             bool byStep, const Progress& progress = {}, const std::vector<uint8_t>* scope = nullptr);
 
 }  // namespace kcx

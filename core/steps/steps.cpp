@@ -78,7 +78,7 @@ std::vector<int64_t> baselineSteps(const StepSeries& series) {
 
 StepsResult stepsOfRun(MetricEngine& engine, const StepsOptions& o, const Progress& progress) {
     const Run& run = engine.run();
-    const GroupedValues g = groupRunValues(engine, o.metric, o.perSlice, true, progress);
+    const GroupedValues g = groupRunValues(engine, o.metric, o.perSlice, true, progress, o.scope.get());
     StepsResult r;
     r.metric = o.metric;
     r.aggregate = o.aggregate.text.empty() ? "mean" : o.aggregate.text;
@@ -158,7 +158,7 @@ StepsResult stepsOfRun(MetricEngine& engine, const StepsOptions& o, const Progre
             for (uint32_t s : b.seq)
                 for (size_t i = run.seqBegin(s); i < run.seqEnd(s); ++i) {
                     const double v = values->values[i];
-                    if (!std::isnan(v) && codeOf(s, i) == int(c))
+                    if (!std::isnan(v) && codeOf(s, i) == int(c) && (!o.scope || (*o.scope)[i]))
                         toks.push_back({run.ids[s], int64_t(i - run.seqBegin(s)), v, 0});
                 }
             const size_t k = std::min(o.top, toks.size());

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -31,6 +32,9 @@ struct StepsOptions {
     size_t top = 5;                     // contributors listed per flagged step
     int resamples = 200;                // bootstrap replicates (max, min, quantiles)
     uint64_t seed = 7;                  // the bootstrap's
+    // Only these tokens (one byte per token of the run; a clause's `where` and `positions`,
+    // core/evaluate/clause_scope.h); null: every token. Runs only.
+    std::shared_ptr<const std::vector<uint8_t>> scope;
 };
 
 struct StepContributor {

@@ -33,6 +33,11 @@
 #include "ui/session/session.h"
 #include "ui/session/threshold_command.h"
 #include "ui/summary/summary_panel.h"
+#include "ui/steps/steps_panel.h"
+#include "core/steps/replay.h"
+#include "core/steps/steps.h"
+#include <QPushButton>
+#include <QtCharts/QLineSeries>
 #include "core/summary/summary.h"
 #include "core/base/sha256.h"
 #include "ui/window/main_window.h"
@@ -504,6 +509,91 @@ private slots:
         QVERIFY(!w.session()->summary());
         QTRY_VERIFY(w.heatmapPanel()->isVisible());
         QVERIFY(!page->isVisible());
+    }
+
+    // The "Over steps" tab (issue 20): task b's mean rises by 0.05 from step 12 of 24; the
+    // clause's limit 0.02 fails it from there, and the escalation rule needs 2 failing steps
+    // of 2, so the replay warns at 12 and blocks from 13. A drag of the limit above the rise
+    // passes every step.
+    void overStepsTab() {
+        const QString runPath = dir_.path() + "/rise.jsonl";
+        QByteArray jsonl;
+        for (int step = 0; step < 24; ++step)
+            for (int i = 0; i < 6; ++i) {
+                const int q = step * 6 + i;
+                const bool b = i % 2 == 1;
+                QByteArray train = "[", inf = "[", tokens = "[";
+                for (int t = 0; t < 20; ++t) {
+                    const double d = 0.001 * ((q * 7 + t) % 5) + (b && step >= 12 ? 0.05 : 0);
+                    train += (t ? "," : "") + QByteArray::number(-1.0, 'g', 17);
+                    inf += (t ? "," : "") + QByteArray::number(-1.0 - d, 'g', 17);
+                    tokens += t ? ",1" : "1";
+                }
+                jsonl += "{\"id\": \"q" + QByteArray::number(q) + "\", \"step\": " + QByteArray::number(step) +
+                         ", \"slices\": {\"task\": \"" + (b ? "b" : "a") + "\"}, \"tokens\": " + tokens +
+                         "], \"logp_train\": " + train + "], \"logp_inf\": " + inf + "]}\n";
+            }
+        writeAll(runPath, jsonl);
+        const QString contractPath = dir_.path() + "/rise.yaml";
+        writeAll(contractPath, QByteArray("kcx_contract: 1\nname: rise\nnumerical:\n  - id: N1\n"
+                                          "    metric: abs_log_ratio\n    aggregate: mean\n    max: 0.02\n"
+                                          "    per_slice: task\nescalation:\n  - when: {clause: N1}\n"
+                                          "    persist: {failures: 2, window: 2}\n    action: block_promotion\n"));
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(w.openContract(contractPath));
+        QSignalSpy loaded(w.session(), &Session::runLoaded);
+        w.openRun(runPath);
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.size(), 1, 20000);
+        QVERIFY(w.showDetailTab("Over steps"));
+        StepsPanel* panel = w.stepsPanel();
+        w.contractPanel()->selectClause("N1");
+        QTRY_VERIFY2_WITH_TIMEOUT(w.settled() && panel->steps() && panel->replay(), qPrintable(w.settleState()), 20000);
+        // The series: one per task; b's onset at 12, none in a.
+        const auto steps = panel->steps();
+        QCOMPARE(steps->series.size(), size_t(2));
+        QCOMPARE(steps->series[0].slice[0].second, std::string("a"));
+        QVERIFY(!steps->series[0].onsetStep);
+        QCOMPARE(steps->series[1].onsetStep, std::optional<int64_t>(12));
+        QCOMPARE(steps->series[1].steps.size(), size_t(24));
+        // b's mean at step 12, from the tokens: 0.05 plus 0.001·((7q + t) mod 5) averaged
+        double sum = 0;
+        for (int i : {1, 3, 5})
+            for (int t = 0; t < 20; ++t)
+                sum += std::fabs(-1.0 - (-1.0 - (0.001 * (((12 * 6 + i) * 7 + t) % 5) + 0.05)));
+        QVERIFY(std::fabs(*steps->series[1].steps[12].value - sum / 60) < 1e-12);
+        bool marker = false;
+        for (QAbstractSeries* s : panel->chart()->series())
+            marker = marker || s->name().contains("onset task=b (step 12)");
+        QStringList names;
+        for (QAbstractSeries* s : panel->chart()->series())
+            names << s->name();
+        QVERIFY2(marker, qPrintable(names.join(" | ")));
+        // The replay: warn at 12 (one failing step of the 2 the rule needs), block from 13.
+        auto actionAt = [&](size_t j) { return panel->replay()->steps[j].actions.at("offline_ci"); };
+        QCOMPARE(panel->replay()->steps.size(), size_t(24));
+        QCOMPARE(actionAt(11), Action::Pass);
+        QCOMPARE(actionAt(12), Action::Warn);
+        QCOMPARE(actionAt(13), Action::BlockPromotion);
+        QCOMPARE(actionAt(23), Action::BlockPromotion);
+        // A flagged step opens its worst token: a b sequence of step 12.
+        QSignalSpy opened(panel, &StepsPanel::sequenceActivated);
+        panel->selectStep(12);
+        QVERIFY(panel->openWorstButton()->isEnabled());
+        panel->openWorstButton()->click();
+        QCOMPARE(opened.size(), 1);
+        const size_t seq = opened.at(0).at(0).value<size_t>();
+        QCOMPARE(seq % 6 % 2, size_t(1));
+        QCOMPARE(seq / 6, size_t(12));
+        // Drag the limit above the rise: every step passes; the series is not recomputed.
+        QVERIFY(w.showDetailTab("Over steps"));
+        w.undoStack()->push(new ThresholdCommand(w.session(), "N1", "max", 0.02, 0.1, ThresholdCommand::newGesture()));
+        QTRY_VERIFY_WITH_TIMEOUT(panel->replay() && panel->replay()->steps.size() == 24 && actionAt(13) == Action::Pass &&
+                                     panel->isDrawn(), 20000);
+        for (size_t j = 0; j < 24; ++j)
+            QCOMPARE(actionAt(j), Action::Pass);
+        QCOMPARE(panel->steps().get(), steps.get());
     }
 
     void reloadsAContractChangedOnDisk() {

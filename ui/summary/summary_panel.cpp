@@ -15,12 +15,8 @@
 #include <QTableWidget>
 #include <QToolTip>
 #include <QVBoxLayout>
-#include <QtCharts/QAreaSeries>
 #include <QtCharts/QChart>
 #include <QtCharts/QChartView>
-#include <QtCharts/QLegendMarker>
-#include <QtCharts/QLineSeries>
-#include <QtCharts/QScatterSeries>
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <cmath>
@@ -33,6 +29,7 @@
 #include "ui/session/session.h"
 #include "ui/style/chart_style.h"
 #include "ui/style/status_style.h"
+#include "ui/style/step_chart.h"
 
 namespace kcx::ui {
 
@@ -437,9 +434,7 @@ void SummaryPanel::showGrid(std::shared_ptr<const SummaryGrid> grid, quint64 gen
 QString SummaryPanel::worstNote() const { return worstLabel_->text(); }
 
 void SummaryPanel::showCell() {
-    chart_->removeAllSeries();
-    for (QAbstractAxis* a : chart_->axes())
-        chart_->removeAxis(a), delete a;
+    clearChart(chart_);
     const auto [r, c] = view_->selected();
     // A threshold drag redraws the limit only: the cell's series and worst tokens (a merge
     // over every step) are read again only when the grid or the cell changed.
@@ -461,80 +456,23 @@ void SummaryPanel::showCell() {
     // Over steps: the scope of the cell at every step.
     if (!sameCell)
         steps_ = summarySteps(*summary_, grid_->metric, place.key, place.value, place.pos, grid_->stat);
-    chart_->setTitle(tr("%1 of %2 over steps — %3")
-                         .arg(QString::fromStdString(cellStatName(grid_->stat)), QString::fromStdString(grid_->metric), where));
-    double lo = INFINITY, hi = -INFINITY, x0 = INFINITY, x1 = -INFINITY;
-    auto* line = new QLineSeries;
-    line->setName(QString::fromStdString(cellStatName(grid_->stat)));
-    auto* upper = new QLineSeries, *lower = new QLineSeries;
-    bool band = false;
+    StepChart spec;
+    spec.title = tr("%1 of %2 over steps — %3")
+                     .arg(QString::fromStdString(cellStatName(grid_->stat)), QString::fromStdString(grid_->metric), where);
+    spec.yTitle = QString::fromStdString(grid_->metric);
+    StepLine line;
+    line.name = QString::fromStdString(cellStatName(grid_->stat));
     for (const StepPoint& p : steps_) {
-        if (std::isnan(p.value))
-            continue;
-        const double x = double(p.step);
-        line->append(x, p.value);
-        lo = std::min(lo, p.value);
-        hi = std::max(hi, p.value);
-        x0 = std::min(x0, x);
-        x1 = std::max(x1, x);
-        if (!std::isnan(p.lo)) {
-            band = true;
-            upper->append(x, p.hi);
-            lower->append(x, p.lo);
-            lo = std::min(lo, p.lo);
-            hi = std::max(hi, p.hi);
-        }
+        line.x.push_back(double(p.step));
+        line.y.push_back(p.value);
+        line.lo.push_back(p.lo);
+        line.hi.push_back(p.hi);
     }
+    spec.lines.push_back(std::move(line));
     for (const auto& limit : {limitMax_, limitMin_})
-        if (limit) {
-            lo = std::min(lo, *limit);
-            hi = std::max(hi, *limit);
-        }
-    if (line->count() == 0) {
-        delete line;
-        delete upper;
-        delete lower;
-    } else {
-        if (x1 <= x0)
-            x0 -= 0.5, x1 += 0.5;
-        const auto [ylo, yhi] = padded(lo, hi, false);
-        QAbstractAxis* xAxis = addValueAxis(chart_, Qt::AlignBottom, false, x0, x1, tr("step"));
-        QAbstractAxis* yAxis = addValueAxis(chart_, Qt::AlignLeft, false, ylo, yhi, QString::fromStdString(grid_->metric));
-        if (band) {
-            auto* area = new QAreaSeries(upper, lower);
-            upper->setParent(area);   // an area series does not own its bounds (LeakSanitizer)
-            lower->setParent(area);
-            area->setName(tr("95 % interval over sequences"));
-            QColor fill(0x1f, 0x77, 0xb4, 60);
-            area->setBrush(fill);
-            area->setPen(Qt::NoPen);
-            chart_->addSeries(area);
-            attach(area, xAxis, yAxis);
-        } else {
-            delete upper;
-            delete lower;
-        }
-        chart_->addSeries(line);
-        attach(line, xAxis, yAxis);
-        if (steps_.size() == 1) {
-            auto* dot = new QScatterSeries;
-            dot->append(line->at(0));
-            dot->setMarkerSize(8);
-            chart_->addSeries(dot);
-            attach(dot, xAxis, yAxis);
-            chart_->legend()->markers(dot).first()->setVisible(false);
-        }
-        for (const auto& limit : {limitMax_, limitMin_})
-            if (limit) {
-                auto* t = new QLineSeries;
-                t->setName(tr("limit %1 (%2)").arg(numberText(*limit), QString::fromStdString(clause_)));
-                t->append(x0, *limit);
-                t->append(x1, *limit);
-                t->setPen(thresholdPen(true));
-                chart_->addSeries(t);
-                attach(t, xAxis, yAxis);
-            }
-    }
+        if (limit)
+            spec.limits.emplace_back(tr("limit %1 (%2)").arg(numberText(*limit), QString::fromStdString(clause_)), *limit);
+    drawStepChart(chart_, spec);
     // The worst tokens kept for the cell; the raw tokens are in the inputs, not here.
     if (sameCell)
         return;

@@ -30,6 +30,7 @@
 #include "ui/session/recovery.h"
 #include "ui/session/session.h"
 #include "ui/signoff/signoff_panel.h"
+#include "ui/steps/steps_panel.h"
 #include "ui/summary/summary_panel.h"
 #include "ui/window/panels.h"
 
@@ -191,6 +192,9 @@ void MainWindow::buildPanels() {
     details_->addTab(sequence_, tr("&Sequence"));
     details_->addTab(bounds_, tr("&Bound chain"));
     details_->addTab(promotion_, tr("&Promotion"));
+    stepsPanel_ = new StepsPanel(session_, details_);
+    details_->addTab(stepsPanel_, tr("Over s&teps"));
+    connect(stepsPanel_, &StepsPanel::sequenceActivated, this, &MainWindow::openSequence);
     signoff_ = new SignoffPanel(session_, details_);
     signoff_->setBeforeSigning([this] { return saveBeforeSigning(); });
     details_->addTab(signoff_, tr("Sign-o&ff"));
@@ -319,7 +323,9 @@ void MainWindow::selectClause(const QString& clause) {
     if (session_->run())
         heatmap_->setClause(clauseLens(*cl, *session_));
     const Result* selected = contract_->selectedResult();
-    panelsSelectClause(charts_, promotion_, clause, selected && selected->clause == cl->id ? selected->slice : std::nullopt);
+    const auto slice = selected && selected->clause == cl->id ? selected->slice : std::nullopt;
+    panelsSelectClause(charts_, promotion_, clause, slice);
+    stepsPanel_->setClause(clause, slice);
 }
 
 void MainWindow::openSequence(size_t sequence, size_t position) {
@@ -334,6 +340,8 @@ bool MainWindow::settled() const {
         return false;
     if (session_->summary())
         return summaryPanel_->isDrawn();
+    if (stepsPanel_->isVisible() && !stepsPanel_->isDrawn())
+        return false;
     // State, not events: the view shows this run's data and has nothing on its way.
     const HeatmapView* view = heatmap_->view();
     return view->run() == session_->run() && view->isDrawn();

@@ -29,6 +29,7 @@ class HeatmapPanel;
 class SignoffPanel;
 class DiscoverPanel;
 class SummaryPanel;
+class StepsPanel;
 struct EvaluationSnapshot;
 
 class MainWindow : public QMainWindow {
@@ -44,6 +45,7 @@ public:
     SignoffPanel* signoffPanel() const { return signoff_; }
     // The page shown in place of the heatmap and the details while a summary is open.
     SummaryPanel* summaryPanel() const { return summaryPanel_; }
+    StepsPanel* stepsPanel() const { return stepsPanel_; }
 
     // The built-in demo: the demo run and the demo contract (text given by the app).
     void setDemoContract(const std::string& yaml) { demoContract_ = yaml; }
@@ -116,6 +118,7 @@ private:
     QStackedWidget* rightStack_ = nullptr;   // the run's heatmap and details, or the summary page
     QWidget* runPage_ = nullptr;
     SummaryPanel* summaryPanel_ = nullptr;
+    StepsPanel* stepsPanel_ = nullptr;
     bool splitMoved_ = false;   // the user placed the divider: resizing keeps their choice
     QTabWidget* details_ = nullptr;
     QWidget* charts_ = nullptr;
