@@ -1,6 +1,8 @@
 // Slice discovery (core/discover/discover.h, docs/slices.md).
 #include "core/discover/discover.h"
 
+#include <limits>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -25,7 +27,85 @@ struct Key {
     const int8_t* tok = nullptr;
     std::vector<int32_t> seq;
     std::shared_ptr<const DerivedCodes> hold;
+    std::vector<int8_t> ownTok;                                // codes this search made
+    bool position = false;                                     // positions or derived.pos_bucket
+    std::vector<std::pair<int64_t, int64_t>> ranges;           // a position key's [from, to) per value
+    std::vector<std::vector<std::string>> anyOf;               // a step-range key's labels per value
 };
+
+// Dyadic position keys (DiscoverOptions::positionRanges): per scale w, the intervals
+// [a·w, (a+1)·w) and, shifted by w, [w + a·2w, w + (a+1)·2w) (the adjacent pairs that are
+// not the next scale's own intervals).
+void addPositionKeys(const Run& run, size_t maxValues, std::vector<Key>& keys) {
+    const int64_t longest = int64_t(run.maxLength());
+    const size_t M = run.tokenCount();
+    auto make = [&](int64_t offset, int64_t width) {
+        const int64_t n = longest > offset ? (longest - offset + width - 1) / width : 0;
+        if (n < 2 || size_t(n) > maxValues || n > 127)
+            return;
+        Key k;
+        k.name = "positions";
+        k.token = true;
+        k.position = true;
+        for (int64_t a = 0; a < n; ++a) {
+            const int64_t from = offset + a * width, to = from + width;
+            k.ranges.emplace_back(from, to);
+            k.values.push_back("[" + std::to_string(from) + ", " + std::to_string(to) + ")");
+        }
+        k.ownTok.assign(M, int8_t(-1));
+        for (size_t s = 0; s < run.sequenceCount(); ++s)
+            for (size_t i = run.seqBegin(s); i < run.seqEnd(s); ++i) {
+                const int64_t pos = int64_t(i - run.seqBegin(s));
+                if (pos >= offset)
+                    k.ownTok[i] = int8_t((pos - offset) / width);
+            }
+        k.tok = k.ownTok.data();
+        keys.push_back(std::move(k));
+    };
+    for (int64_t w = 1; w < longest; w *= 2) {
+        make(0, w);
+        make(w, 2 * w);
+    }
+}
+
+// "step ≥ s" keys (DiscoverOptions::stepRanges): s at up to 8 evenly spread places of the
+// run's steps, the first step excluded (≥ it is every sequence).
+void addStepKeys(const Run& run, std::vector<Key>& keys) {
+    const std::vector<int64_t> seqStep = run.steps();
+    std::vector<int64_t> steps;
+    for (int64_t s : seqStep)
+        if (s >= 0)
+            steps.push_back(s);
+    std::sort(steps.begin(), steps.end());
+    steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
+    if (steps.size() < 3)
+        return;
+    std::vector<int64_t> from;
+    const size_t places = std::min<size_t>(8, steps.size() - 1);
+    for (size_t j = 1; j <= places; ++j)
+        from.push_back(steps[j * (steps.size() - 1) / places]);
+    from.erase(std::unique(from.begin(), from.end()), from.end());
+    for (int64_t f : from) {
+        Key k;
+        k.name = kStepKey;
+        k.values = {"≥ " + std::to_string(f)};
+        std::vector<std::string> labels;
+        for (int64_t s : steps)
+            if (s >= f)
+                labels.push_back(std::to_string(s));
+        k.anyOf = {labels};
+        k.seq.resize(run.sequenceCount());
+        for (size_t s = 0; s < k.seq.size(); ++s)
+            k.seq[s] = seqStep[s] >= f ? 0 : -1;
+        keys.push_back(std::move(k));
+    }
+}
+
+// Two keys whose conjunction says nothing new: two position keys (nested or overlapping),
+// or two ranges of steps.
+bool exclusive(const Key& a, const Key& b) {
+    return (a.position && b.position) || (!a.anyOf.empty() && !b.anyOf.empty());
+}
 
 // Per-cell sums over sequences s of the slice's per-sequence sum a_s and count n_s, and
 // their products with the sequence's totals T_s, N_s: enough for the cluster-robust
@@ -251,16 +331,23 @@ std::string roundUp3(double v) {
 }
 
 std::string clauseYaml(const Finding& f, const std::string& metric, size_t rank, double ciLevel) {
-    std::string where;
-    for (const auto& c : f.conditions)
-        where += (where.empty() ? "" : ", ") + nlohmann::json(c.key).dump() + ": " + nlohmann::json(c.value).dump();
+    std::string where, positions;
+    for (const auto& c : f.conditions) {
+        if (c.positions) {
+            positions = "\n  positions: [" + std::to_string(c.positions->first) + ", " +
+                        std::to_string(c.positions->second) + "]";
+            continue;
+        }
+        where += (where.empty() ? "" : ", ") + nlohmann::json(c.key).dump() + ": " +
+                 (c.anyOf.empty() ? nlohmann::json(c.value).dump() : nlohmann::json(c.anyOf).dump());
+    }
     const std::string desc = "found by kcx discover: mean " + shortNumber(f.mean) + " against " +
                              shortNumber(f.restMean) + " in the rest of the run (effect " + shortNumber(f.effect) +
                              ", " + shortNumber(100 * ciLevel) + "% CI [" + shortNumber(f.ciLo) + ", " +
                              shortNumber(f.ciHi) + "], q = " + shortNumber(f.qValue) + ")";
     return "- id: D" + std::to_string(rank) + "\n  description: " + nlohmann::json(desc).dump() +
            "\n  metric: " + metric + "\n  aggregate: mean\n  max: " + roundUp3(f.restMean + f.effect / 2) +
-           "\n  where: {" + where + "}\n";
+           (where.empty() ? std::string() : "\n  where: {" + where + "}") + positions + "\n";
 }
 
 }  // namespace
@@ -361,8 +448,21 @@ Discovery discover(MetricEngine& engine, const DiscoverOptions& o, const Progres
         }
         keys.push_back(std::move(k));
     }
+    for (Key& k : keys)
+        if (k.name == "derived.pos_bucket") {
+            k.position = true;
+            for (size_t b = 0; b < k.values.size(); ++b)
+                k.ranges.emplace_back(int64_t(kPositionEdges[b]), b + 1 < std::size(kPositionEdges)
+                                                                      ? int64_t(kPositionEdges[b + 1])
+                                                                      : std::numeric_limits<int64_t>::max());
+        }
+    if (o.keys.empty() && o.stepRanges)
+        addStepKeys(run, keys);
+    if (o.keys.empty() && o.positionRanges && token)
+        addPositionKeys(run, o.maxValues, keys);
     for (const auto& k : keys)
-        d.keys.push_back(k.name);
+        if (std::find(d.keys.begin(), d.keys.end(), k.name) == d.keys.end())
+            d.keys.push_back(k.name);
     report(progress, 0.35);
 
     double mu = 0;
@@ -385,7 +485,8 @@ Discovery discover(MetricEngine& engine, const DiscoverOptions& o, const Progres
     if (o.maxDepth >= 2)
         for (int a = 0; a < K; ++a)
             for (int b = a + 1; b < K; ++b)
-                tables.push_back(makeTable(keys, {a, b}, {}, total));
+                if (!exclusive(keys[size_t(a)], keys[size_t(b)]))
+                    tables.push_back(makeTable(keys, {a, b}, {}, total));
     std::vector<SliceSums> acc;
     Totals totals;
     accumulate(run, *values, mu, keys, tables, total, o.threads, acc, totals);
@@ -422,7 +523,8 @@ Discovery discover(MetricEngine& engine, const DiscoverOptions& o, const Progres
         size_t extTotal = 0;
         for (const auto& [z, c] : pairs)
             for (int k = 0; k < K; ++k)
-                if (k != c[0].first && k != c[1].first)
+                if (k != c[0].first && k != c[1].first && !exclusive(keys[size_t(k)], keys[size_t(c[0].first)]) &&
+                    !exclusive(keys[size_t(k)], keys[size_t(c[1].first)]))
                     ext.push_back(makeTable(keys, {k}, c, extTotal));
         std::vector<SliceSums> extAcc;
         Totals extTotals;
@@ -473,6 +575,43 @@ Discovery discover(MetricEngine& engine, const DiscoverOptions& o, const Progres
         else
             kept.push_back(i);
     }
+    // The same for position ranges: a range inside another with the same other conditions is
+    // kept only when its interval lies above the wider one's effect (a concentration the
+    // wider range dilutes); otherwise the wider range says it (the nested dyadic ranges of
+    // one hot region would fill the list).
+    auto split = [&](const Cond& c, Cond& rest) -> std::optional<std::pair<int64_t, int64_t>> {
+        std::optional<std::pair<int64_t, int64_t>> range;
+        rest.clear();
+        for (const auto& [k, code] : c) {
+            if (!keys[size_t(k)].ranges.empty())
+                range = keys[size_t(k)].ranges[size_t(code)];
+            else
+                rest.emplace_back(k, code);
+        }
+        return range;
+    };
+    {
+        std::vector<size_t> narrowed;
+        Cond restI, restJ;
+        for (size_t i : kept) {
+            const auto ri = split(tested[i]->cond, restI);
+            bool inside = false;
+            for (size_t j : kept) {
+                if (j == i || !ri)
+                    continue;
+                const auto rj = split(tested[j]->cond, restJ);
+                if (!rj || restI != restJ || *rj == *ri || rj->first > ri->first || rj->second < ri->second)
+                    continue;
+                if (stats[i].effect - zc * stats[i].se <= stats[j].effect)
+                    inside = true;
+            }
+            if (inside)
+                ++d.subsumed;
+            else
+                narrowed.push_back(i);
+        }
+        kept = std::move(narrowed);
+    }
     std::sort(kept.begin(), kept.end(), [&](size_t a, size_t b) {
         if (stats[a].effect != stats[b].effect)
             return stats[a].effect > stats[b].effect;
@@ -483,8 +622,15 @@ Discovery discover(MetricEngine& engine, const DiscoverOptions& o, const Progres
             break;
         const Stats& st = stats[i];
         Finding f;
-        for (const auto& [k, code] : tested[i]->cond)
-            f.conditions.push_back({keys[size_t(k)].name, keys[size_t(k)].values[size_t(code)]});
+        for (const auto& [k, code] : tested[i]->cond) {
+            const Key& key = keys[size_t(k)];
+            SliceCondition sc{key.name, key.values[size_t(code)], std::nullopt, {}};
+            if (!key.ranges.empty())
+                sc.positions = key.ranges[size_t(code)];
+            if (!key.anyOf.empty())
+                sc.anyOf = key.anyOf[size_t(code)];
+            f.conditions.push_back(std::move(sc));
+        }
         f.nTokens = st.n;
         f.nSequences = st.G;
         f.mean = st.mean;

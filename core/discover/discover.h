@@ -16,6 +16,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -35,11 +37,25 @@ struct DiscoverOptions {
     size_t extendTop = 16;         // depth 3: how many pairs are extended
     size_t maxFindings = 20;
     std::vector<std::string> keys; // empty = every labeled key and every derived key the run supports
+    // Position ranges that are not bucket edges (issue 20): the dyadic intervals [a·w, (a+1)·w)
+    // at every scale w = 2^k whose intervals over the longest sequence number 2 to
+    // maxValues, and the adjacent pairs of them ([a·w, (a+2)·w) for every a: the dyadic ones of
+    // the next scale and the same shifted by w). A per-token metric only; each interval is a
+    // tested slice, counted in the false discovery rate like any other. Conjunctions of two
+    // position conditions are not formed (they nest or overlap).
+    bool positionRanges = true;
+    // Later steps (a run with steps): "step ≥ s" for up to 8 values of s spread over the run's
+    // steps (a sequence-level condition, crossed with the others like a label).
+    bool stepRanges = true;
     int threads = 0;
 };
 
 struct SliceCondition {
     std::string key, value;
+    // A position range ("positions", "[16, 32)"): the clause says `positions: [from, to]`.
+    std::optional<std::pair<int64_t, int64_t>> positions;
+    // A range of steps ("step", "≥ 35"): the clause's `where` lists these step labels.
+    std::vector<std::string> anyOf;
 };
 
 struct Finding {

@@ -1,5 +1,6 @@
 // HeatmapIndex::build: the heatmap's rows, their order and the slice rows' profiles.
 #include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 
 #include "core/base/parallel.h"
@@ -52,12 +53,26 @@ struct KeyCodes {
     const int32_t* labeled = nullptr;   // labeled: codes[s * stride]
     size_t stride = 1;
     std::shared_ptr<const DerivedCodes> derived;
+    // The ranges discovery searches (core/discover/discover.h): "positions" "[a, b)" (a
+    // token's position in its sequence) and "step" "≥ s"; code 0 inside, -1 outside.
+    const Run* run = nullptr;
+    std::optional<std::pair<int64_t, int64_t>> positions;
+    std::optional<int64_t> stepFrom;
+    std::vector<int64_t> steps;
     int code(size_t s, size_t i) const {
+        if (positions) {
+            const int64_t p = int64_t(i - run->seqBegin(s));
+            return p >= positions->first && p < positions->second ? 0 : -1;
+        }
+        if (stepFrom)
+            return steps[s] >= *stepFrom ? 0 : -1;
         if (labeled)
             return labeled[s * stride];
         return derived->code(s, i);
     }
     int codeOf(const std::string& value) const {
+        if (positions || stepFrom)
+            return 0;
         const auto it = std::find(values.begin(), values.end(), value);
         if (it == values.end())
             throw std::invalid_argument("slice '" + key + "' has no value '" + value + "'");
@@ -130,7 +145,22 @@ Assignment conditionRows(const Run& run, const HeatmapRowSpec& spec, const Deriv
     std::vector<std::pair<KeyCodes, int>> conds;
     Assignment a;
     for (const auto& [key, value] : spec.conditions) {
-        KeyCodes k = keyCodes(run, key, derived);
+        KeyCodes k;
+        long long lo = 0, hi = 0, from = 0;
+        if (key == "positions" && std::sscanf(value.c_str(), "[%lld, %lld)", &lo, &hi) == 2) {
+            k.key = key;
+            k.perToken = true;
+            k.run = &run;
+            k.positions = std::pair<int64_t, int64_t>(lo, hi);
+        } else if (key == kStepKey && std::sscanf(value.c_str(), "\xe2\x89\xa5 %lld", &from) == 1) {
+            k.key = key;
+            k.stepFrom = from;
+            k.steps = run.steps();
+            if (k.steps.empty())
+                throw std::invalid_argument("the run has no steps");
+        } else {
+            k = keyCodes(run, key, derived);
+        }
         const int code = k.codeOf(value);
         a.perToken = a.perToken || k.perToken;
         conds.emplace_back(std::move(k), code);

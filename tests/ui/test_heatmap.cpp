@@ -181,6 +181,14 @@ private slots:
         g = computeGrid(*ix, req(0, 2, 2, 64, 70, 1));
         QCOMPARE(g.value[g.at(0, 0)], 6399.0 / 6);
         QCOMPARE(g.value[g.at(1, 0)], 4129.0 / 2);
+        // A range of discovery's dyadic search (issue 20): the same tokens as the bucket here.
+        spec.conditions = {{"task", "a"}, {"positions", "[64, 70)"}};
+        ix = HeatmapIndex::build(b.run, b.values, spec, {}, 0, lookup);
+        QCOMPARE(ix->row(0).n, uint64_t(6));
+        QCOMPARE(ix->row(0).score, 6399.0 / 6);
+        spec.conditions = {{"task", "a"}, {"positions", "[64, 66)"}};
+        ix = HeatmapIndex::build(b.run, b.values, spec, {}, 0, lookup);
+        QCOMPARE(ix->row(0).n, uint64_t(2));
         // Only labeled conditions: whole sequences.
         spec.conditions = {{"task", "b"}};
         ix = HeatmapIndex::build(b.run, b.values, spec);

@@ -316,8 +316,12 @@ private slots:
         // run's labels and positions), zoomed to its position range when it has one. The
         // top finding, then one with a position range.
         HeatmapView* view = w.heatmapPanel()->view();
-        const std::vector<SliceCondition> withPositions{{"precision", "fp8"}, {"derived.pos_bucket", "pos_64_256"}};
-        for (const auto& conditions : {top, withPositions}) {
+        const std::vector<SliceCondition> withPositions{{"precision", "fp8", std::nullopt, {}},
+                                                        {"derived.pos_bucket", "pos_64_256", std::nullopt, {}}};
+        // ... and a dyadic range of the search (issue 20), which no slice key names.
+        const std::vector<SliceCondition> withRange{{"precision", "fp8", std::nullopt, {}},
+                                                    {"positions", "[16, 32)", std::pair<int64_t, int64_t>(16, 32), {}}};
+        for (const auto& conditions : {top, withPositions, withRange}) {
             emit panel->findingActivated(conditions);
             QTRY_COMPARE(view->rowMode().mode, HeatmapRows::Conditions);
             QTRY_COMPARE(view->rowMode().conditions.size(), conditions.size());
@@ -335,7 +339,7 @@ private slots:
                 for (size_t t = 0; t < run.seqLength(s); ++t) {
                     bool in = true;
                     for (const auto& c : conditions) {
-                        if (c.key == "derived.pos_bucket") {
+                        if (c.key == "derived.pos_bucket" || c.positions) {
                             const auto range = DiscoverPanel::positionRange({c});
                             in = in && t >= range->first && t < range->second;
                         } else if (c.key.rfind("derived.", 0) == 0) {

@@ -179,6 +179,9 @@ void DiscoverPanel::show(const Discovery& d) {
 std::optional<std::pair<size_t, size_t>> DiscoverPanel::positionRange(const std::vector<SliceCondition>& conditions) {
     const auto& values = findDerivedKey("derived.pos_bucket")->values;
     for (const auto& c : conditions)
+        if (c.positions)   // a range of the dyadic search
+            return std::make_pair(size_t(c.positions->first), size_t(c.positions->second));
+    for (const auto& c : conditions)
         if (c.key == "derived.pos_bucket")
             for (size_t v = 0; v < values.size(); ++v)
                 if (values[v] == c.value)
