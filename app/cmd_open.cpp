@@ -72,7 +72,10 @@ int runOpen(const QStringList& args) {
     const QCommandLineOption sizeOpt("size", "The window size, e.g. 1600x1000.", "WxH");
     const QCommandLineOption tabOpt("tab", "Bring this detail tab forward, e.g. Promotion or \"Where is it hiding?\".",
                                     "TITLE");
-    p.addOptions({contractOpt, shotOpt, sizeOpt, tabOpt});
+    const QCommandLineOption compareOpt("compare", "Once the run is open, compare it with this second run (B) in the "
+                                                   "Compare tab (File ▸ Compare with…).",
+                                        "RUN_B");
+    p.addOptions({contractOpt, shotOpt, sizeOpt, tabOpt, compareOpt});
     p.addPositionalArgument("RUN", "A run: .jsonl, .jsonl.gz or .safetensors. A .yaml, .yml or .json file given "
                                    "here is taken as the contract (as when files are dropped on the window).",
                             "[RUN] [CONTRACT]");
@@ -112,6 +115,11 @@ int runOpen(const QStringList& args) {
     if (p.isSet(tabOpt) && !window.showDetailTab(p.value(tabOpt)))
         return usageError(QString("--tab: no tab \"%1\"; the tabs are: %2")
                               .arg(p.value(tabOpt), window.detailTabs().join(", ")));
+    if (p.isSet(compareOpt)) {
+        const QString b = p.value(compareOpt);
+        QObject::connect(window.session(), &ui::Session::runLoaded, &window, [&window, b] { window.compareWith(b); },
+                         Qt::SingleShotConnection);
+    }
     if (runPath.isEmpty()) {
         window.openDemo();
     } else {

@@ -38,8 +38,9 @@ UI = {
     'discover': VIEWS,
     'summary': VIEWS + ['heatmap'],
     'steps': VIEWS,
+    'compare': VIEWS,
     'report': VIEWS + ['contract', 'heatmap', 'charts', 'signoff'],
-    'window': VIEWS + ['contract', 'heatmap', 'charts', 'drilldown', 'signoff', 'discover', 'summary', 'steps', 'report'],
+    'window': VIEWS + ['contract', 'heatmap', 'charts', 'drilldown', 'signoff', 'discover', 'summary', 'steps', 'compare', 'report'],
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 

@@ -6,6 +6,7 @@
 #include <QFile>
 #include <QSignalSpy>
 #include <QTabWidget>
+#include <QTableWidget>
 #include <QtCharts/QChartView>
 #include <QTemporaryDir>
 #include <QToolButton>
@@ -34,6 +35,9 @@
 #include "ui/session/threshold_command.h"
 #include "ui/summary/summary_panel.h"
 #include "ui/steps/steps_panel.h"
+#include "ui/compare/compare_panel.h"
+#include "core/steps/compare.h"
+#include <random>
 #include "core/steps/replay.h"
 #include "core/steps/steps.h"
 #include <QPushButton>
@@ -598,6 +602,80 @@ private slots:
         for (size_t j = 0; j < 24; ++j)
             QCOMPARE(actionAt(j), Action::Pass);
         QCOMPARE(panel->steps().get(), steps.get());
+    }
+
+    // File ▸ Compare with… (issue 20): run B's task b has 3× the spread of A's; the Compare
+    // tab calls b worse and a the same, with A's and B's means as computed here from the
+    // files, and adds the position buckets.
+    void compareWithASecondRun() {
+        auto write = [&](const QString& path, uint64_t seed, double bSpread, std::map<std::string, double>& means) {
+            std::mt19937_64 rng(seed);
+            std::normal_distribution<double> n01(0, 1);
+            std::map<std::string, double> sum, count;
+            QByteArray jsonl;
+            for (int q = 0; q < 60; ++q) {
+                const std::string task = q % 2 ? "b" : "a";
+                const int T = 30 + q % 20;
+                QByteArray train = "[", inf = "[", tokens = "[";
+                for (int t = 0; t < T; ++t) {
+                    const double d = 0.01 * (task == "b" ? bSpread : 1.0) * n01(rng);
+                    train += (t ? "," : "") + QByteArray::number(-1.0, 'g', 17);
+                    inf += (t ? "," : "") + QByteArray::number(-1.0 - d, 'g', 17);
+                    tokens += t ? ",1" : "1";
+                    sum[task] += std::fabs(-1.0 - (-1.0 - d));
+                    count[task] += 1;
+                }
+                jsonl += "{\"id\": \"q" + QByteArray::number(q) + "\", \"slices\": {\"task\": \"" +
+                         QByteArray::fromStdString(task) + "\"}, \"tokens\": " + tokens + "], \"logp_train\": " + train +
+                         "], \"logp_inf\": " + inf + "]}\n";
+            }
+            writeAll(path, jsonl);
+            for (const auto& [k, v] : sum)
+                means[k] = v / count[k];
+        };
+        std::map<std::string, double> meanA, meanB;
+        const QString a = dir_.path() + "/cmp-a.jsonl", b = dir_.path() + "/cmp-b.jsonl";
+        write(a, 1, 1.0, meanA);
+        write(b, 2, 3.0, meanB);
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QSignalSpy loaded(w.session(), &Session::runLoaded);
+        w.openRun(a);
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.size(), 1, 20000);
+        ComparePanel* panel = w.comparePanel();
+        QSignalSpy compared(panel, &ComparePanel::compared);
+        w.compareWith(b);
+        QVERIFY(panel->isVisible());
+        QTRY_COMPARE_WITH_TIMEOUT(compared.size(), 1, 30000);
+        const auto c = panel->comparison();
+        QVERIFY(c);
+        std::map<std::string, const CompareResult*> byTask;
+        size_t buckets = 0;
+        for (const CompareResult& r : c->results) {
+            QCOMPARE(r.metric, std::string("abs_log_ratio"));
+            QCOMPARE(r.slice.size(), size_t(1));
+            if (r.slice[0].first == "task")
+                byTask[r.slice[0].second] = &r;
+            else if (r.slice[0].first == "derived.pos_bucket")
+                ++buckets;
+        }
+        QCOMPARE(byTask.size(), size_t(2));
+        QCOMPARE(buckets, size_t(1));   // every position is below 64
+        for (const std::string t : {"a", "b"}) {
+            QVERIFY(std::fabs(*byTask[t]->a.value - meanA[t]) < 1e-12 * meanA[t]);
+            QVERIFY(std::fabs(*byTask[t]->b.value - meanB[t]) < 1e-12 * meanB[t]);
+        }
+        QCOMPARE(byTask["b"]->verdict, std::string("worse"));
+        QCOMPARE(byTask["a"]->verdict, std::string("same"));
+        QCOMPARE(panel->table()->rowCount(), int(c->results.size()));
+        // A file that is not a run: said, nothing shown.
+        QSignalSpy failed(panel, &ComparePanel::failed);
+        const QString junk = dir_.path() + "/junk.jsonl";
+        writeAll(junk, "not json\n");
+        w.compareWith(junk);
+        QTRY_COMPARE_WITH_TIMEOUT(failed.size(), 1, 30000);
+        QVERIFY2(failed.at(0).at(0).toString().contains("junk.jsonl"), qPrintable(failed.at(0).at(0).toString()));
     }
 
     void reloadsAContractChangedOnDisk() {

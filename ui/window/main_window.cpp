@@ -30,6 +30,7 @@
 #include "ui/session/recovery.h"
 #include "ui/session/session.h"
 #include "ui/signoff/signoff_panel.h"
+#include "ui/compare/compare_panel.h"
 #include "ui/steps/steps_panel.h"
 #include "ui/summary/summary_panel.h"
 #include "ui/window/panels.h"
@@ -195,6 +196,10 @@ void MainWindow::buildPanels() {
     stepsPanel_ = new StepsPanel(session_, details_);
     details_->addTab(stepsPanel_, tr("Over s&teps"));
     connect(stepsPanel_, &StepsPanel::sequenceActivated, this, &MainWindow::openSequence);
+    comparePanel_ = new ComparePanel(session_, details_);
+    details_->addTab(comparePanel_, tr("Co&mpare"));
+    connect(comparePanel_, &ComparePanel::failed, this,
+            [this](const QString& why) { statusBar()->showMessage(tr("Compare: %1").arg(why), 10000); });
     signoff_ = new SignoffPanel(session_, details_);
     signoff_->setBeforeSigning([this] { return saveBeforeSigning(); });
     details_->addTab(signoff_, tr("Sign-o&ff"));
@@ -326,6 +331,12 @@ void MainWindow::selectClause(const QString& clause) {
     const auto slice = selected && selected->clause == cl->id ? selected->slice : std::nullopt;
     panelsSelectClause(charts_, promotion_, clause, slice);
     stepsPanel_->setClause(clause, slice);
+    comparePanel_->setClause(clause);
+}
+
+void MainWindow::compareWith(const QString& path) {
+    details_->setCurrentWidget(comparePanel_);
+    comparePanel_->compareWith(path);
 }
 
 void MainWindow::openSequence(size_t sequence, size_t position) {
@@ -340,7 +351,7 @@ bool MainWindow::settled() const {
         return false;
     if (session_->summary())
         return summaryPanel_->isDrawn();
-    if (stepsPanel_->isVisible() && !stepsPanel_->isDrawn())
+    if ((stepsPanel_->isVisible() && !stepsPanel_->isDrawn()) || comparePanel_->isBusy())
         return false;
     // State, not events: the view shows this run's data and has nothing on its way.
     const HeatmapView* view = heatmap_->view();

@@ -30,6 +30,7 @@ class SignoffPanel;
 class DiscoverPanel;
 class SummaryPanel;
 class StepsPanel;
+class ComparePanel;
 struct EvaluationSnapshot;
 
 class MainWindow : public QMainWindow {
@@ -46,6 +47,9 @@ public:
     // The page shown in place of the heatmap and the details while a summary is open.
     SummaryPanel* summaryPanel() const { return summaryPanel_; }
     StepsPanel* stepsPanel() const { return stepsPanel_; }
+    ComparePanel* comparePanel() const { return comparePanel_; }
+    // File ▸ Compare with…: run B against the open run, shown in the Compare tab.
+    void compareWith(const QString& path);
 
     // The built-in demo: the demo run and the demo contract (text given by the app).
     void setDemoContract(const std::string& yaml) { demoContract_ = yaml; }
@@ -119,6 +123,7 @@ private:
     QWidget* runPage_ = nullptr;
     SummaryPanel* summaryPanel_ = nullptr;
     StepsPanel* stepsPanel_ = nullptr;
+    ComparePanel* comparePanel_ = nullptr;
     bool splitMoved_ = false;   // the user placed the divider: resizing keeps their choice
     QTabWidget* details_ = nullptr;
     QWidget* charts_ = nullptr;

@@ -59,6 +59,12 @@ void MainWindow::buildMenus() {
         if (!train.isEmpty())
             session_->importRun(inf, train);
     });
+    QAction* compare = file->addAction(tr("Compare &with…"), this, [this] {
+        const QString p = QFileDialog::getOpenFileName(this, tr("Compare with a second run (B)"), QString(), tr(kRunFilter));
+        if (!p.isEmpty())
+            compareWith(p);
+    });
+    compare->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_K));
     file->addAction(tr("Open &Demo"), this, &MainWindow::openDemo);
     recentMenu_ = file->addMenu(tr("Open &Recent"));
     // Reads the run's file again: after the window said it changed on disk (main_window_runwatch.cpp).

@@ -37,7 +37,8 @@ std::vector<std::pair<QString, QString>> MainWindow::shortcuts() const {
         {"Home or 0", "Heatmap: show everything"},
         {"N / Shift+N", "Sequence tab: next / previous worst token (by |log ratio|)"},
         {"Click", "Heatmap: open the cell's most divergent sequence at its worst token"},
-        {"Alt+C, S, B, P, F, W", "The detail tabs: Charts, Sequence, Bound chain, Promotion, Sign-off, Where is it hiding?"},
+        {"Alt+C, S, B, P, T, M, F, W",
+         "The detail tabs: Charts, Sequence, Bound chain, Promotion, Over steps, Compare, Sign-off, Where is it hiding?"},
         {"Esc", "Cancel loading a run"},
     };
     for (const auto& [keys, what] : views)
