@@ -15,10 +15,33 @@ namespace {
 using Slice = std::vector<std::pair<std::string, std::string>>;
 
 // One side's estimates of one metric, by slice value.
+// Keys of the map: the slice value, or "value\x1fcross value" with a cross key.
+constexpr char kSep = '\x1f';
+
 std::map<std::string, Estimate> sideEstimates(const EvaluationData& d, MetricEngine* engine, const std::string& metric,
                                               const CompareOptions& o, uint64_t seed, const Progress& progress) {
     std::map<std::string, Estimate> out;
     if (engine) {
+        if (!o.crossKey.empty()) {
+            // One pass per value of the cross key, its tokens as the scope.
+            const GroupedValues cross = groupRunValues(*engine, metric, o.crossKey, false, progress);
+            const Run& run = engine->run();
+            for (size_t x = 0; x < cross.sliceValues.size(); ++x) {
+                std::vector<uint8_t> scope(run.tokenCount(), 0);
+                for (size_t s = 0; s < run.sequenceCount(); ++s)
+                    for (size_t i = run.seqBegin(s); i < run.seqEnd(s); ++i)
+                        scope[i] = cross.codeOf(s, i) == int(x);
+                const GroupedValues g = groupRunValues(*engine, metric, o.perSlice, false, {}, &scope);
+                for (size_t c = 0; c < g.sliceValues.size(); ++c) {
+                    const SequenceValues& v = g.group(0, c);
+                    if (!v.values.empty())
+                        out[g.sliceValues[c] + kSep + cross.sliceValues[x]] =
+                            estimateValues(v, o.aggregate, o.resamples, seed + 7 * c + 1000 * x);
+                }
+            }
+            engine->release(metric);
+            return out;
+        }
         const GroupedValues g = groupRunValues(*engine, metric, o.perSlice, false, progress);
         for (size_t c = 0; c < g.sliceValues.size(); ++c) {
             const SequenceValues& v = g.group(0, c);
@@ -28,6 +51,8 @@ std::map<std::string, Estimate> sideEstimates(const EvaluationData& d, MetricEng
         engine->release(metric);
         return out;
     }
+    if (!o.crossKey.empty())
+        throw std::invalid_argument("a second key (" + o.crossKey + ") needs both sides as runs, not summaries");
     checkGroupedMetric(metric);
     for (const std::string& value : summarySliceValues(*d.summary, o.perSlice)) {
         const auto cell = d.summary->total(o.perSlice, value, -1);
@@ -88,8 +113,11 @@ Comparison compareRuns(const EvaluationData& a, const EvaluationData& b, const C
             values[v] |= 2;
         for (const auto& [value, where] : values) {
             Slice slice;
+            const size_t sep = value.find(kSep);
             if (!o.perSlice.empty())
-                slice = {{o.perSlice, value}};
+                slice = {{o.perSlice, value.substr(0, sep)}};
+            if (sep != std::string::npos)
+                slice.emplace_back(o.crossKey, value.substr(sep + 1));
             if (where != 3) {
                 out.skipped.push_back({metric, slice, std::string("no value in ") + (where == 1 ? "B" : "A")});
                 continue;

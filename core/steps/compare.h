@@ -24,6 +24,9 @@ struct CompareOptions {
     std::vector<std::string> metrics{"abs_log_ratio"};
     Aggregate aggregate;                 // default: mean
     std::string perSlice;                // "" = the whole runs
+    // Also split every slice by this second key (runs only; a token-level derived key such
+    // as derived.pos_bucket, or a label): one result per pair of values.
+    std::string crossKey;
     double q = 0.05;                     // false discovery rate
     double ppoClip = 0.2;
     int threads = 0;

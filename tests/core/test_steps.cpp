@@ -501,6 +501,21 @@ escalation:
         for (size_t k = 0; k < 3; ++k)
             QVERIFY(std::abs(c.results[k].q - q[k]) <= 1e-12 * q[k] + 1e-300);
         QCOMPARE(c.results[1].verdict, std::string("worse"));   // code
+        // Split by position bucket as well: 20 tokens a sequence, all in pos_0_64, so each
+        // cell holds its whole slice and says the same.
+        o.crossKey = "derived.pos_bucket";
+        const Comparison x = compareRuns(std::shared_ptr<const Run>(a), std::shared_ptr<const Run>(b), o);
+        QCOMPARE(x.results.size(), size_t(3));
+        for (size_t k = 0; k < 3; ++k) {
+            QCOMPARE(x.results[k].slice.size(), size_t(2));
+            QCOMPARE(x.results[k].slice[1].second, std::string("pos_0_64"));
+            QCOMPARE(x.results[k].slice[0], c.results[k].slice[0]);
+            QVERIFY(std::abs(x.results[k].diff - c.results[k].diff) < 1e-15);
+            QVERIFY(std::abs(x.results[k].p - c.results[k].p) <= 1e-12 * c.results[k].p + 1e-300);
+        }
+        // A summary side cannot be split by a second key.
+        const auto sum = std::make_shared<const RunSummary>(summarizeRun(b));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, compareRuns(std::shared_ptr<const Run>(a), sum, o));
     }
 
     void whatCannotBeAnswered() {

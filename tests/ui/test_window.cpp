@@ -650,18 +650,25 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(compared.size(), 1, 30000);
         const auto c = panel->comparison();
         QVERIFY(c);
-        std::map<std::string, const CompareResult*> byTask;
-        size_t buckets = 0;
+        std::map<std::string, const CompareResult*> byTask, cell;
         for (const CompareResult& r : c->results) {
             QCOMPARE(r.metric, std::string("abs_log_ratio"));
-            QCOMPARE(r.slice.size(), size_t(1));
-            if (r.slice[0].first == "task")
+            QCOMPARE(r.slice[0].first, std::string("task"));
+            if (r.slice.size() == 1)
                 byTask[r.slice[0].second] = &r;
-            else if (r.slice[0].first == "derived.pos_bucket")
-                ++buckets;
+            else if (r.slice[1] == std::pair<std::string, std::string>("derived.pos_bucket", "pos_0_64"))
+                cell[r.slice[0].second] = &r;
         }
         QCOMPARE(byTask.size(), size_t(2));
-        QCOMPARE(buckets, size_t(1));   // every position is below 64
+        // The difference heatmap: task × position bucket (every position is below 64, so each
+        // task's one cell is its whole slice again).
+        QCOMPARE(cell.size(), size_t(2));
+        QCOMPARE(c->results.size(), size_t(4));
+        QCOMPARE(panel->grid()->rowCount(), 2);
+        QCOMPARE(panel->grid()->columnCount(), 1);
+        QVERIFY(panel->grid()->item(1, 0)->font().bold());    // b: worse
+        QVERIFY(!panel->grid()->item(0, 0)->font().bold());   // a: same
+        QVERIFY(std::fabs(cell["b"]->diff - byTask["b"]->diff) < 1e-12);
         for (const std::string t : {"a", "b"}) {
             QVERIFY(std::fabs(*byTask[t]->a.value - meanA[t]) < 1e-12 * meanA[t]);
             QVERIFY(std::fabs(*byTask[t]->b.value - meanB[t]) < 1e-12 * meanB[t]);

@@ -1,11 +1,16 @@
 #include "ui/compare/compare_panel.h"
 
 #include <QFileInfo>
+#include <QFont>
 #include <QHeaderView>
 #include <QLabel>
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
+
+#include <algorithm>
+#include <cstdlib>
+#include <tuple>
 
 #include "core/discover/discover.h"   // benjaminiHochberg
 #include "core/metrics/metrics.h"
@@ -32,7 +37,13 @@ ComparePanel::ComparePanel(Session* session, QWidget* parent) : QWidget(parent),
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
     table_->horizontalHeader()->setStretchLastSection(true);
+    grid_ = new QTableWidget(0, 0, this);
+    grid_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    grid_->setToolTip(tr("B − A in each slice and position bucket: red where B is higher, blue where lower (by "
+                         "the difference over its standard error); bold where the verdict is worse or better"));
+    grid_->hide();
     layout->addWidget(caption_);
+    layout->addWidget(grid_);
     layout->addWidget(table_, 1);
     connect(session_, &Session::runLoaded, this, [this] {
         ++generation_;
@@ -78,10 +89,11 @@ void ComparePanel::compareWith(const QString& path) {
         try {
             const EvaluationData b = loadEvaluationData(path.toStdString());
             Comparison all = compareRuns(a, b, o);
-            // The same by position bucket (runs only): a second family, BH over both.
+            // Each slice by position bucket too (runs only): the difference heatmap; BH over
+            // the slices and the cells together.
             if (positions && b.run) {
                 CompareOptions byPos = o;
-                byPos.perSlice = "derived.pos_bucket";
+                byPos.crossKey = "derived.pos_bucket";
                 const Comparison pos = compareRuns(a, b, byPos);
                 all.results.insert(all.results.end(), pos.results.begin(), pos.results.end());
                 all.skipped.insert(all.skipped.end(), pos.skipped.begin(), pos.skipped.end());
@@ -141,6 +153,7 @@ void ComparePanel::show(std::shared_ptr<const Comparison> c, const QString& erro
         worse += r.verdict == "worse";
         better += r.verdict == "better";
     }
+    fillGrid();
     // One metric: the caption names it, the column would only repeat it.
     bool oneMetric = true;
     for (const CompareResult& r : comparison_->results)
@@ -162,6 +175,79 @@ void ComparePanel::show(std::shared_ptr<const Comparison> c, const QString& erro
                                                       (comparison_->results.empty() ? std::string()
                                                                                     : comparison_->results.front().metric))));
     emit compared();
+}
+
+void ComparePanel::fillGrid() {
+    // Rows: the slice values; columns: the position buckets; from the results with two keys.
+    std::vector<std::string> rows, cols;
+    auto indexOf = [](std::vector<std::string>& v, const std::string& x) {
+        auto it = std::find(v.begin(), v.end(), x);
+        if (it == v.end()) {
+            v.push_back(x);
+            return v.size() - 1;
+        }
+        return size_t(it - v.begin());
+    };
+    std::vector<std::tuple<size_t, size_t, const CompareResult*>> cells;
+    for (const CompareResult& r : comparison_->results)
+        if (r.slice.size() == 2 || (r.slice.size() == 1 && r.slice[0].first == "derived.pos_bucket")) {
+            const std::string row = r.slice.size() == 2 ? r.slice[0].second : std::string("all");
+            const std::string col = r.slice.back().second;
+            cells.emplace_back(indexOf(rows, row), indexOf(cols, col), &r);
+        }
+    if (cells.empty()) {
+        grid_->hide();
+        return;
+    }
+    std::sort(cols.begin(), cols.end(), [](const std::string& x, const std::string& y) {
+        // pos_0_64 < pos_64_256 < …: by the first number
+        auto first = [](const std::string& t) {
+            const size_t u = t.find('_');
+            return u == std::string::npos ? 0LL : std::atoll(t.c_str() + u + 1);
+        };
+        return first(x) < first(y);
+    });
+    std::sort(rows.begin(), rows.end());
+    grid_->clear();
+    grid_->setRowCount(int(rows.size()));
+    grid_->setColumnCount(int(cols.size()));
+    QStringList colNames, rowNames;
+    for (const auto& c : cols)
+        colNames << QString::fromStdString(c);
+    for (const auto& r : rows)
+        rowNames << QString::fromStdString(r);
+    grid_->setHorizontalHeaderLabels(colNames);
+    grid_->setVerticalHeaderLabels(rowNames);
+    for (const CompareResult& r : comparison_->results) {
+        if (!(r.slice.size() == 2 || (r.slice.size() == 1 && r.slice[0].first == "derived.pos_bucket")))
+            continue;
+        const std::string row = r.slice.size() == 2 ? r.slice[0].second : std::string("all");
+        const int ri = int(std::find(rows.begin(), rows.end(), row) - rows.begin());
+        const int ci = int(std::find(cols.begin(), cols.end(), r.slice.back().second) - cols.begin());
+        const double se = (r.hi - r.lo) / (2 * 1.959963984540054);
+        const double z = se > 0 ? r.diff / se : 0;
+        const double t = std::min(1.0, std::abs(z) / 6);
+        const QColor base = z > 0 ? QColor(0xd6, 0x27, 0x28) : QColor(0x1f, 0x77, 0xb4);
+        const QColor fill(int(255 + (base.red() - 255) * t), int(255 + (base.green() - 255) * t),
+                          int(255 + (base.blue() - 255) * t));
+        auto* item = new QTableWidgetItem(numberText(r.diff));
+        item->setBackground(fill);
+        item->setForeground(t > 0.6 ? QColor(Qt::white) : QColor(Qt::black));
+        item->setTextAlignment(Qt::AlignCenter);
+        if (r.verdict != "same") {
+            QFont f = item->font();
+            f.setBold(true);
+            item->setFont(f);
+        }
+        item->setToolTip(tr("%1 × %2: B − A = %3, 95 %% [%4, %5], q %6: %7")
+                             .arg(QString::fromStdString(row), QString::fromStdString(r.slice.back().second),
+                                  numberText(r.diff), numberText(r.lo), numberText(r.hi), numberText(r.q),
+                                  QString::fromStdString(r.verdict)));
+        grid_->setItem(ri, ci, item);
+    }
+    grid_->resizeColumnsToContents();
+    grid_->setFixedHeight(grid_->horizontalHeader()->height() + int(rows.size()) * grid_->verticalHeader()->defaultSectionSize() + 4);
+    grid_->show();
 }
 
 }  // namespace kcx::ui

@@ -36,6 +36,7 @@ public:
     bool isBusy() const { return busy_; }
     std::shared_ptr<const Comparison> comparison() const { return comparison_; }
     QTableWidget* table() const { return table_; }
+    QTableWidget* grid() const { return grid_; }
     QString pathB() const { return pathB_; }
 
 signals:
@@ -44,9 +45,11 @@ signals:
 
 private:
     void show(std::shared_ptr<const Comparison> c, const QString& error);
+    void fillGrid();
     Session* session_;
     QLabel* caption_;
     QTableWidget* table_;
+    QTableWidget* grid_;
     QString clause_, pathB_;
     std::shared_ptr<const Comparison> comparison_;
     quint64 generation_ = 0;
