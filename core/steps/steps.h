@@ -77,6 +77,7 @@ struct StepsResult {
     double alpha = 0.05, seriesAlpha = 0.05;
     uint64_t sequencesWithoutStep = 0;
     std::vector<StepSeries> series;
+    std::shared_ptr<const std::vector<uint8_t>> scope;   // StepsOptions::scope, kept for the caller
 };
 
 // Throws InputError-free std::invalid_argument with a sentence for what the data cannot

@@ -594,6 +594,22 @@ private slots:
         const size_t seq = opened.at(0).at(0).value<size_t>();
         QCOMPARE(seq % 6 % 2, size_t(1));
         QCOMPARE(seq / 6, size_t(12));
+        // A cell of the steps × slices grid: a's worst token at step 5, found here from the
+        // tokens (the largest |d| among a's sequences of step 5).
+        size_t wantSeq = 0, wantPos = 0;
+        double worstA = -1;
+        for (int i : {0, 2, 4})
+            for (int t = 0; t < 20; ++t) {
+                const double d = 0.001 * (((5 * 6 + i) * 7 + t) % 5);
+                if (d > worstA + 1e-15)
+                    worstA = d, wantSeq = size_t(5 * 6 + i), wantPos = size_t(t);
+            }
+        panel->selectCell(5, 0);
+        QVERIFY(panel->openWorstButton()->isEnabled());
+        panel->openWorstButton()->click();
+        QCOMPARE(opened.size(), 2);
+        QCOMPARE(opened.at(1).at(0).value<size_t>(), wantSeq);
+        QCOMPARE(opened.at(1).at(1).value<size_t>(), wantPos);
         // Drag the limit above the rise: every step passes; the series is not recomputed.
         QVERIFY(w.showDetailTab("Over steps"));
         w.undoStack()->push(new ThresholdCommand(w.session(), "N1", "max", 0.02, 0.1, ThresholdCommand::newGesture()));

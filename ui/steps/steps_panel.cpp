@@ -14,6 +14,7 @@
 #include <cmath>
 
 #include "core/evaluate/clause_scope.h"
+#include "core/metrics/derived_slices.h"
 #include "core/metrics/metrics.h"
 #include "core/steps/replay.h"
 #include "core/steps/steps.h"
@@ -21,6 +22,7 @@
 #include "ui/session/session.h"
 #include "ui/style/action_style.h"
 #include "ui/style/chart_style.h"
+#include "ui/style/colour_map.h"
 #include "ui/style/step_chart.h"
 
 namespace kcx::ui {
@@ -122,6 +124,119 @@ private:
     std::optional<int64_t> selected_;
 };
 
+// Steps × slices: one row per series (slice value), one cell per step, coloured by the
+// statistic (viridis over all cells); a cell beyond the clause's limit is outlined. A click
+// picks that step and slice (the panel opens its worst token).
+class StepSliceGrid : public QWidget {
+    Q_OBJECT
+public:
+    explicit StepSliceGrid(QWidget* parent) : QWidget(parent), colours_(colourTable(ColourMap::Viridis)) {
+        setMouseTracking(true);
+        setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+        setFixedHeight(0);
+    }
+    void setData(std::shared_ptr<const StepsResult> r, std::optional<double> limitMax, std::optional<double> limitMin) {
+        result_ = std::move(r);
+        max_ = limitMax;
+        min_ = limitMin;
+        const size_t rows = result_ && result_->series.size() > 1 ? result_->series.size() : 0;
+        rowH_ = rows > 8 ? 8 : 12;
+        setFixedHeight(rows ? int(rows) * rowH_ + kTop : 0);
+        update();
+    }
+
+signals:
+    void cellClicked(int64_t step, size_t series);
+
+protected:
+    void paintEvent(QPaintEvent*) override {
+        if (!result_ || result_->series.size() < 2)
+            return;
+        QPainter p(this);
+        p.fillRect(rect(), palette().base());
+        double lo = INFINITY, hi = -INFINITY;
+        for (const StepSeries& s : result_->series)
+            for (const StepPointResult& pt : s.steps)
+                if (pt.value && std::isfinite(*pt.value))
+                    lo = std::min(lo, *pt.value), hi = std::max(hi, *pt.value);
+        if (!(lo <= hi))
+            return;
+        const LevelMapper levels(lo, hi > lo ? hi : lo + 1, false);
+        p.setPen(palette().color(QPalette::Text));
+        p.drawText(QRect(0, 0, width(), kTop), Qt::AlignLeft | Qt::AlignVCenter,
+                   tr("Steps × %1 (colour: %2, %3 to %4; outlined: beyond the limit; click a cell for its worst token)")
+                       .arg(QString::fromStdString(result_->perSlice), QString::fromStdString(result_->aggregate),
+                            numberText(lo), numberText(hi)));
+        const QRect area = cells();
+        for (size_t r = 0; r < result_->series.size(); ++r) {
+            const StepSeries& s = result_->series[r];
+            const int y = kTop + int(r) * rowH_;
+            p.setPen(palette().color(QPalette::Text));
+            p.drawText(QRect(0, y, kLabel - 4, rowH_), Qt::AlignRight | Qt::AlignVCenter,
+                       QString::fromStdString(s.slice.empty() ? std::string("all") : s.slice[0].second));
+            const size_t n = s.steps.size();
+            for (size_t j = 0; j < n; ++j) {
+                const int x0 = area.left() + int(double(j) * area.width() / double(n));
+                const int x1 = area.left() + int(double(j + 1) * area.width() / double(n));
+                const QRect cell(x0, y, std::max(1, x1 - x0), rowH_ - 1);
+                const auto& v = s.steps[j].value;
+                if (!v || !std::isfinite(*v)) {
+                    p.fillRect(cell, palette().color(QPalette::Window));
+                    continue;
+                }
+                p.fillRect(cell, QColor::fromRgb(colours_[levels.level(*v)]));
+                if ((max_ && *v > *max_) || (min_ && *v < *min_)) {
+                    p.setPen(QPen(QColor(0xd6, 0x27, 0x28), 1));
+                    p.setBrush(Qt::NoBrush);
+                    p.drawRect(cell.adjusted(0, 0, -1, -1));
+                }
+            }
+        }
+    }
+    void mouseMoveEvent(QMouseEvent* e) override {
+        const auto at = cellAt(e->position().toPoint());
+        if (!at) {
+            QToolTip::hideText();
+            return;
+        }
+        const StepSeries& s = result_->series[at->first];
+        const StepPointResult& pt = s.steps[at->second];
+        QToolTip::showText(e->globalPosition().toPoint(),
+                           tr("%1, step %2: %3 (%4 values, %5 sequences)")
+                               .arg(QString::fromStdString(s.slice.empty() ? std::string("all") : s.slice[0].second))
+                               .arg(pt.step)
+                               .arg(pt.value ? numberText(*pt.value) : tr("no value"))
+                               .arg(pt.n)
+                               .arg(pt.sequences),
+                           this);
+    }
+    void mousePressEvent(QMouseEvent* e) override {
+        if (const auto at = cellAt(e->position().toPoint()))
+            emit cellClicked(result_->series[at->first].steps[at->second].step, at->first);
+    }
+
+private:
+    static constexpr int kTop = 16, kLabel = 90;
+    QRect cells() const { return QRect(kLabel, kTop, std::max(1, width() - kLabel - 8), height() - kTop); }
+    std::optional<std::pair<size_t, size_t>> cellAt(QPoint pt) const {
+        if (!result_ || result_->series.size() < 2 || pt.x() < kLabel || pt.y() < kTop)
+            return std::nullopt;
+        const size_t r = size_t((pt.y() - kTop) / rowH_);
+        if (r >= result_->series.size())
+            return std::nullopt;
+        const QRect area = cells();
+        const double f = double(pt.x() - area.left()) / double(area.width());
+        const size_t n = result_->series[r].steps.size();
+        if (f < 0 || f >= 1 || n == 0)
+            return std::nullopt;
+        return std::pair{r, size_t(f * double(n))};
+    }
+    QList<QRgb> colours_;
+    std::shared_ptr<const StepsResult> result_;
+    std::optional<double> max_, min_;
+    int rowH_ = 12;
+};
+
 namespace {
 
 // The aggregate a clause's own statistic has over a step's values.
@@ -151,12 +266,14 @@ StepsPanel::StepsPanel(Session* session, QWidget* parent) : QWidget(parent), ses
     chartView_->setRenderHint(QPainter::Antialiasing);
     chartView_->setMinimumHeight(160);
     timeline_ = new StepTimeline(this);
+    grid_ = new StepSliceGrid(this);
     drivers_ = new QLabel(this);
     drivers_->setWordWrap(true);
     drivers_->setTextFormat(Qt::PlainText);
     drivers_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout->addWidget(caption_);
     layout->addWidget(chartView_, 1);
+    layout->addWidget(grid_);
     layout->addWidget(timeline_);
     auto* bottom = new QHBoxLayout;
     bottom->addWidget(drivers_, 1);
@@ -170,6 +287,7 @@ StepsPanel::StepsPanel(Session* session, QWidget* parent) : QWidget(parent), ses
             emit sequenceActivated(worstToken_->first, worstToken_->second);
     });
     connect(timeline_, &StepTimeline::stepClicked, this, &StepsPanel::selectStep);
+    connect(grid_, &StepSliceGrid::cellClicked, this, &StepsPanel::selectCell);
     connect(session_, &Session::evaluated, this, [this](const EvaluationSnapshot& s) {
         contract_ = s.contract;
         refresh();
@@ -246,7 +364,10 @@ void StepsPanel::refresh() {
             if (!steps && !key.empty() && engine) {
                 const ClauseScope scope = clauseTokenScope(clause, *engine);
                 o.scope = scope.tokens;
-                steps = std::make_shared<const StepsResult>(stepsOfRun(*engine, o));
+                auto r = std::make_shared<StepsResult>(stepsOfRun(*engine, o));
+                // What a click on a cell needs: each series' worst token at every step.
+                r->scope = scope.tokens;
+                steps = std::move(r);
             }
         } catch (const std::exception& e) {
             error = QString::fromStdString(e.what());
@@ -285,6 +406,7 @@ void StepsPanel::draw() {
     const Clause* c = contract ? contract->find(clause_.toStdString()) : nullptr;
     if (!steps_ || !c) {
         clearChart(chart_);
+        grid_->setData(nullptr, std::nullopt, std::nullopt);
         caption_->setText(c ? tr("%1 is not a clause over token or sequence metrics: only the replay below applies.")
                                   .arg(clause_)
                             : tr("Select a clause to see its metric over the training steps."));
@@ -324,6 +446,8 @@ void StepsPanel::draw() {
     if (c->family == Family::Statistical && c->test == Clause::Test::Exceedance && c->max)
         spec.limits.emplace_back(tr("max share %1").arg(numberText(c->max->value)), c->max->value);
     drawStepChart(chart_, spec);
+    grid_->setData(steps_, numerical && c->max ? std::optional<double>(c->max->value) : std::nullopt,
+                   numerical && c->min ? std::optional<double>(c->min->value) : std::nullopt);
     caption_->setText(tr("%1 of %2 per step over the clause's own tokens · onset of a rise: %3 · click a step below "
                          "for what drove it")
                           .arg(QString::fromStdString(steps_->aggregate), QString::fromStdString(steps_->metric),
@@ -335,6 +459,61 @@ void StepsPanel::draw() {
                              .arg(steps_->alpha));
     if (selectedStep_)
         selectStep(*selectedStep_);
+}
+
+void StepsPanel::selectCell(int64_t step, size_t series) {
+    selectStep(step);
+    if (!steps_ || series >= steps_->series.size() || !run_ || !session_->engine())
+        return;
+    // The series' worst token at that step: the largest value of its tokens in the clause's
+    // scope (the metric's values are the engine's, computed for the series already).
+    const StepSeries& s = steps_->series[series];
+    const auto values = session_->engine()->get(steps_->metric);
+    const std::vector<int64_t> seqStep = run_->steps();
+    const int key = s.slice.empty() ? -1 : run_->slices.keyIndex(s.slice[0].first);
+    std::shared_ptr<const DerivedCodes> derived;
+    if (!s.slice.empty() && key < 0)
+        derived = session_->engine()->derived().get(s.slice[0].first);
+    int code = -1;
+    if (derived)
+        code = int(std::find(derived->values.begin(), derived->values.end(), s.slice[0].second) - derived->values.begin());
+    std::optional<std::pair<size_t, size_t>> best;
+    double worst = -INFINITY;
+    const bool token = values->level == MetricLevel::Token;
+    for (size_t q = 0; q < run_->sequenceCount(); ++q) {
+        if (seqStep.empty() || seqStep[q] != step)
+            continue;
+        if (key >= 0) {
+            const std::string* label = run_->slices.label(q, size_t(key));
+            if (!label || *label != s.slice[0].second)
+                continue;
+        }
+        if (!token) {   // a sequence metric: the sequence is the unit (its first token opens)
+            const double v = values->values[q];
+            if (!std::isnan(v) && (!derived || derived->level == DerivedLevel::Token || derived->code(q, 0) == code) &&
+                v > worst) {
+                worst = v;
+                best = std::pair{q, size_t(0)};
+            }
+            continue;
+        }
+        for (size_t i = run_->seqBegin(q); i < run_->seqEnd(q); ++i) {
+            const double v = values->values[i];
+            if (std::isnan(v) || (steps_->scope && !(*steps_->scope)[i]) || (derived && derived->code(q, i) != code))
+                continue;
+            if (v > worst) {
+                worst = v;
+                best = std::pair{q, i - run_->seqBegin(q)};
+            }
+        }
+    }
+    worstToken_ = best;
+    openWorst_->setEnabled(best.has_value());
+    if (best)
+        openWorst_->setText(tr("Open %1 at %2 (%3) in the Sequence tab")
+                                .arg(QString::fromStdString(run_->ids[best->first]))
+                                .arg(best->second)
+                                .arg(numberText(worst)));
 }
 
 void StepsPanel::selectStep(int64_t step) {

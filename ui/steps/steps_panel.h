@@ -33,6 +33,7 @@ namespace kcx::ui {
 
 class Session;
 class StepTimeline;
+class StepSliceGrid;
 struct EvaluationSnapshot;
 
 class StepsPanel : public QWidget {
@@ -45,6 +46,9 @@ public:
     bool isDrawn() const { return drawn_; }
     // Acts as a click on a step.
     void selectStep(int64_t step);
+    // Acts as a click on a cell of the steps × slices grid: the step, and that series' worst
+    // token there for the Sequence tab.
+    void selectCell(int64_t step, size_t series);
     // What is shown (tests).
     std::shared_ptr<const StepsResult> steps() const { return steps_; }
     std::shared_ptr<const Replay> replay() const { return replay_; }
@@ -69,6 +73,7 @@ private:
     QChart* chart_;
     QChartView* chartView_;
     StepTimeline* timeline_;
+    StepSliceGrid* grid_;
     QLabel* drivers_;
     QString clause_;
     std::optional<SliceLabels> slice_;
