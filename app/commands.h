@@ -23,6 +23,7 @@ int runMerge(const QStringList& args);
 int runSteps(const QStringList& args);
 int runReplay(const QStringList& args);
 int runCompare(const QStringList& args);
+int runCorrections(const QStringList& args);
 
 // Prints "kcx: message" to stderr and returns 2.
 int usageError(const QString& message);

@@ -25,6 +25,7 @@ CORE = {
     'discover': ['base', 'formats', 'metrics', 'contract', 'evaluate', 'summary'],
     'signoff': ['base', 'formats', 'metrics', 'contract', 'evaluate', 'summary'],
     'steps': ['base', 'formats', 'metrics', 'contract', 'evaluate', 'summary', 'discover'],
+    'corrections': ['base', 'formats', 'metrics'],
 }
 VIEWS = ['session', 'style']
 UI = {

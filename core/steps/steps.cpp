@@ -239,10 +239,10 @@ StepsResult stepsOfSummary(const RunSummary& sum, const StepsOptions& o) {
 }
 
 namespace {
-nlohmann::json num(const std::optional<double>& v) {
+nlohmann::json stepsNumber(const std::optional<double>& v) {
     return v && std::isfinite(*v) ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
-nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+nlohmann::json stepsNumber(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 nlohmann::json contributors(const std::vector<StepContributor>& list, bool sequences) {
     nlohmann::json a = nlohmann::json::array();
@@ -251,10 +251,10 @@ nlohmann::json contributors(const std::vector<StepContributor>& list, bool seque
         if (c.position >= 0)
             j["position"] = c.position;
         if (sequences) {
-            j["excess"] = num(c.value);
-            j["share"] = num(c.share);
+            j["excess"] = stepsNumber(c.value);
+            j["share"] = stepsNumber(c.share);
         } else {
-            j["value"] = num(c.value);
+            j["value"] = stepsNumber(c.value);
         }
         a.push_back(std::move(j));
     }
@@ -285,13 +285,13 @@ nlohmann::json stepsJson(const StepsResult& r) {
         }
         nlohmann::json steps = nlohmann::json::array();
         for (const StepPointResult& p : s.steps) {
-            nlohmann::json jp = {{"step", p.step}, {"value", num(p.value)}};
-            jp["ci"] = p.ci ? nlohmann::json::array({num(p.ci->first), num(p.ci->second)}) : nlohmann::json(nullptr);
+            nlohmann::json jp = {{"step", p.step}, {"value", stepsNumber(p.value)}};
+            jp["ci"] = p.ci ? nlohmann::json::array({stepsNumber(p.ci->first), stepsNumber(p.ci->second)}) : nlohmann::json(nullptr);
             jp["n"] = p.n;
             jp["sequences"] = p.sequences;
-            jp["median"] = num(p.median);
-            jp["trimmed_mean"] = num(p.trimmedMean);
-            jp["z"] = num(p.z);
+            jp["median"] = stepsNumber(p.median);
+            jp["trimmed_mean"] = stepsNumber(p.trimmedMean);
+            jp["z"] = stepsNumber(p.z);
             steps.push_back(std::move(jp));
         }
         js["steps"] = std::move(steps);
@@ -306,13 +306,13 @@ nlohmann::json stepsJson(const StepsResult& r) {
         } else {
             jt["method"] = "cusum";
             jt["baseline_steps"] = t.baseline;
-            jt["level"] = num(t.level);
-            jt["scale"] = num(t.scale);
+            jt["level"] = stepsNumber(t.level);
+            jt["scale"] = stepsNumber(t.scale);
             jt["standard_errors"] = t.standardErrors;
             jt["pooled"] = t.pooled;
-            jt["statistic"] = num(t.statistic);
-            jt["threshold"] = num(t.threshold);
-            jt["spike_z"] = num(t.spikeThreshold);
+            jt["statistic"] = stepsNumber(t.statistic);
+            jt["threshold"] = stepsNumber(t.threshold);
+            jt["spike_z"] = stepsNumber(t.spikeThreshold);
             jt["simulations"] = t.simulations;
         }
         js["test"] = std::move(jt);

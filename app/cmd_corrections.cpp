@@ -1,0 +1,86 @@
+// `kcx corrections` (SPEC 11, docs/corrections.md): what the usual off-policy corrections
+// would do to this run. Exit 0, or 2 on input or usage errors.
+#include <QCommandLineParser>
+
+#include <cstdio>
+
+#include "app/commands.h"
+#include "app/common.h"
+#include "app/table.h"
+#include "core/base/printable.h"
+#include "core/corrections/corrections.h"
+
+namespace kcx::app {
+
+int runCorrections(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription(
+        "What the usual off-policy corrections would do to this run (SPEC 11), with w = exp(lp_train - lp_inf):\n"
+        "  tis:C           truncate token weights at C\n"
+        "  token_mask:A,B  mask tokens with w outside [A, B] (IcePop-style)\n"
+        "  geo_mask:A,B    mask sequences whose exp(mean r) lies outside [A, B]\n"
+        "  seq_reject:A,B  mask sequences with any token weight outside [A, B]\n"
+        "For each: the share of tokens and of sequences affected, and the effective sample size of\n"
+        "the weights kept. Without --method: tis:2, token_mask:0.5,2, geo_mask:0.99,1.01, seq_reject:0.5,2.\n"
+        "Exit codes: 0, 2 input or usage error.");
+    p.addHelpOption();
+    const QCommandLineOption runOpt("run", "The run (given more than once: read as one).", "RUN");
+    const QCommandLineOption methodOpt("method", "A correction, e.g. tis:2 or token_mask:0.5,2 (repeatable).", "M:PARAMS");
+    const QCommandLineOption presetOpt("preset", "A framework's corrections and defaults (not available yet).", "FRAMEWORK");
+    const QCommandLineOption jsonOpt("json", "Write the SPEC 11 JSON to a file, or '-' for stdout.", "OUT");
+    const QCommandLineOption quietOpt("quiet", "No progress or table output.");
+    p.addOptions({runOpt, methodOpt, presetOpt, jsonOpt, quietOpt});
+    if (!p.parse(args))
+        return usageError(p.errorText() + " (see kcx corrections --help)");
+    if (p.isSet("help")) {
+        std::printf("%s", qPrintable(p.helpText()));
+        return 0;
+    }
+    if (!p.isSet(runOpt))
+        return usageError("corrections needs --run RUN (see kcx corrections --help)");
+    if (!p.positionalArguments().isEmpty())
+        return usageError("unexpected argument '" + p.positionalArguments().first() + "'");
+    if (p.isSet(presetOpt))
+        return usageError("--preset: the frameworks' presets are not available yet (docs/corrections.md); give the "
+                          "corrections with --method");
+    std::vector<CorrectionMethod> methods;
+    for (const QString& m : p.values(methodOpt)) {
+        std::string error;
+        const auto parsed = parseCorrection(m.toStdString(), &error);
+        if (!parsed)
+            return usageError("--method: " + QString::fromStdString(error));
+        methods.push_back(*parsed);
+    }
+    if (methods.empty())
+        methods = defaultCorrections();
+    const bool quiet = p.isSet(quietOpt);
+    const QStringList paths = p.values(runOpt);
+    if (p.isSet(jsonOpt) && refuseOutputOverInput(p.value(jsonOpt), runInputs(paths)))
+        return 2;
+    const auto run = openRuns(paths, quiet);
+    if (!run)
+        return 2;
+    const CorrectionsReport r = applyCorrections(*run, methods);
+    if (p.isSet(jsonOpt) && !writeOutput(p.value(jsonOpt), correctionsJson(r).dump(2) + "\n"))
+        return 2;
+    if (!quiet && p.value(jsonOpt) != "-") {
+        TextTable t({"method", "params", "tokens affected", "sequences affected", "ess after"},
+                    {false, false, true, true, true});
+        for (const CorrectionResult& c : r.methods) {
+            std::string params;
+            for (double v : c.method.params) {
+                if (!params.empty())
+                    params += ',';
+                params += human(v);
+            }
+            t.addRow({c.method.name(), params, human(100 * c.tokenFraction) + " %", human(100 * c.sequenceFraction) + " %",
+                      human(c.ess)});
+        }
+        std::printf("%s: %llu tokens with both log-probs, %llu sequences; ess before %s\n\n%s",
+                    qPrintable(paths.join(" + ")), (unsigned long long)r.tokens, (unsigned long long)r.sequences,
+                    human(r.essBefore).c_str(), t.render().c_str());
+    }
+    return 0;
+}
+
+}  // namespace kcx::app

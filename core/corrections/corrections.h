@@ -1,0 +1,55 @@
+// Off-policy corrections, what-if (SPEC 11, issue 21; docs/corrections.md): what the usual
+// corrections for training–inference mismatch would do to a run, with w = exp(r),
+// r = lp_train − lp_inf, over the tokens whose two log-probs are both finite:
+//   tis:C           truncate token weights at C (w > C becomes C);
+//   token_mask:A,B  mask tokens with w outside [A, B] (IcePop-style);
+//   geo_mask:A,B    mask sequences whose exp(mean_t r_t) lies outside [A, B];
+//   seq_reject:A,B  mask sequences with any token weight outside [A, B].
+// For each: token_fraction (tokens truncated or masked, directly or with their sequence,
+// over all such tokens), sequence_fraction (sequences with at least one, over the sequences
+// that have any token), and ess = (Σw)² / (n Σw²) over the n tokens kept, with the weights
+// after truncation (SPEC 2.4a).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/formats/run.h"
+
+namespace kcx {
+
+struct CorrectionMethod {
+    enum class Kind { Tis, TokenMask, GeoMask, SeqReject };
+    Kind kind = Kind::Tis;
+    std::vector<double> params;   // tis: {C}; the others: {A, B}
+    std::string name() const;     // "tis", "token_mask", …
+};
+
+// "tis:2", "token_mask:0.5,2", …; nullopt and *error set when the text does not parse or
+// the parameters are out of range (C > 0; 0 ≤ A ≤ B).
+std::optional<CorrectionMethod> parseCorrection(const std::string& text, std::string* error = nullptr);
+// tis:2, token_mask:0.5,2, geo_mask:0.99,1.01, seq_reject:0.5,2 — the defaults the issue's
+// frameworks document (docs/corrections.md).
+std::vector<CorrectionMethod> defaultCorrections();
+
+struct CorrectionResult {
+    CorrectionMethod method;
+    double tokenFraction = 0, sequenceFraction = 0;
+    double ess = 0;                 // NaN when no token is kept
+    uint64_t tokens = 0, sequences = 0;   // affected
+    uint64_t tokensKept = 0;
+};
+
+struct CorrectionsReport {
+    uint64_t tokens = 0, sequences = 0;   // tokens with both log-probs finite; sequences with any
+    double essBefore = 0;                 // ess of the untouched weights
+    std::vector<CorrectionResult> methods;
+};
+
+CorrectionsReport applyCorrections(const Run& run, const std::vector<CorrectionMethod>& methods);
+nlohmann::json correctionsJson(const CorrectionsReport& r);
+
+}  // namespace kcx
