@@ -10,33 +10,8 @@
 #include "core/base/printable.h"
 #include "core/metrics/metrics.h"
 #include "core/steps/compare.h"
-#include "core/summary/summary.h"
 
 namespace kcx::app {
-
-namespace {
-
-// A run or a summary from one or more paths (all of one kind); prints why and returns
-// nothing when it cannot be read.
-EvaluationData openSide(const QStringList& paths, bool quiet, const char* side) {
-    int summaries = 0;
-    for (const QString& path : paths)
-        summaries += looksLikeSummary(path.toStdString()) ? 1 : 0;
-    if (summaries && summaries != paths.size()) {
-        usageError(QString("--") + side + " takes runs or summaries, not both");
-        return {};
-    }
-    if (!summaries)
-        return openRuns(paths, quiet);
-    try {
-        return std::make_shared<const RunSummary>(readSummaries(stdPaths(paths)));
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "kcx: %s\n", printable(e.what()).c_str());
-        return {};
-    }
-}
-
-}  // namespace
 
 int runCompare(const QStringList& args) {
     QCommandLineParser p;
@@ -97,10 +72,10 @@ int runCompare(const QStringList& args) {
         inputs.push_back(in);
     if (p.isSet(jsonOpt) && refuseOutputOverInput(p.value(jsonOpt), inputs))
         return 2;
-    const EvaluationData a = openSide(p.values(aOpt), quiet, "a");
+    const EvaluationData a = openRunsOrSummaries(p.values(aOpt), quiet, "--a");
     if (!a)
         return 2;
-    const EvaluationData b = openSide(p.values(bOpt), quiet, "b");
+    const EvaluationData b = openRunsOrSummaries(p.values(bOpt), quiet, "--b");
     if (!b)
         return 2;
     Comparison c;

@@ -10,7 +10,6 @@
 #include "core/base/printable.h"
 #include "core/base/sha256.h"
 #include "core/steps/replay.h"
-#include "core/summary/summary.h"
 
 namespace kcx::app {
 
@@ -52,24 +51,9 @@ int runReplay(const QStringList& args) {
         std::fprintf(stderr, "kcx: %s\n", printable(e.what()).c_str());
         return 2;
     }
-    int summaries = 0;
-    for (const QString& path : paths)
-        summaries += looksLikeSummary(path.toStdString()) ? 1 : 0;
-    if (summaries && summaries != paths.size())
-        return usageError("--run takes runs or summaries, not both (kcx summarize turns a run into a summary)");
-    EvaluationData data;
-    if (summaries) {
-        try {
-            data = std::make_shared<const RunSummary>(readSummaries(stdPaths(paths)));
-        } catch (const std::exception& e) {
-            std::fprintf(stderr, "kcx: %s\n", printable(e.what()).c_str());
-            return 2;
-        }
-    } else {
-        data = openRuns(paths, quiet);
-        if (!data)
-            return 2;
-    }
+    const EvaluationData data = openRunsOrSummaries(paths, quiet);
+    if (!data)
+        return 2;
     std::future<std::string> runHash;
     if (p.isSet(jsonOpt))
         runHash = hashInBackground(paths);

@@ -10,7 +10,6 @@
 #include "core/base/printable.h"
 #include "core/metrics/metrics.h"
 #include "core/steps/steps.h"
-#include "core/summary/summary.h"
 
 namespace kcx::app {
 
@@ -130,29 +129,19 @@ int runSteps(const QStringList& args) {
     const QStringList paths = p.values(runOpt);
     if (p.isSet(jsonOpt) && refuseOutputOverInput(p.value(jsonOpt), runInputs(paths)))
         return 2;
-    int summaries = 0;
-    for (const QString& path : paths)
-        summaries += looksLikeSummary(path.toStdString()) ? 1 : 0;
-    if (summaries && summaries != paths.size())
-        return usageError("--run takes runs or summaries, not both (kcx summarize turns a run into a summary)");
-
+    const EvaluationData data = openRunsOrSummaries(paths, quiet);
+    if (!data)
+        return 2;
     StepsResult result;
     try {
-        if (summaries) {
-            const RunSummary sum = readSummaries(stdPaths(paths));
-            result = stepsOfSummary(sum, options);
+        if (data.summary) {
+            result = stepsOfSummary(*data.summary, options);
         } else {
-            const auto run = openRuns(paths, quiet);
-            if (!run)
-                return 2;
-            MetricEngine engine(run, mo);
+            MetricEngine engine(data.run, mo);
             result = stepsOfRun(engine, options, terminalProgress("computing", quiet || p.value(jsonOpt) == "-"));
         }
     } catch (const std::invalid_argument& e) {
         std::fprintf(stderr, "kcx: %s: %s\n", qPrintable(paths.join(" + ")), printable(e.what()).c_str());
-        return 2;
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "kcx: %s\n", printable(e.what()).c_str());
         return 2;
     }
     if (p.isSet(jsonOpt) && !writeOutput(p.value(jsonOpt), stepsJson(result).dump(2) + "\n"))

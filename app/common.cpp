@@ -92,6 +92,24 @@ EvaluationData openRunOrSummary(const QString& path, bool quiet) {
     }
 }
 
+EvaluationData openRunsOrSummaries(const QStringList& paths, bool quiet, const QString& option) {
+    int summaries = 0;
+    for (const QString& path : paths)
+        summaries += looksLikeSummary(path.toStdString()) ? 1 : 0;
+    if (summaries && summaries != paths.size()) {
+        usageError(option + " takes runs or summaries, not both (kcx summarize turns a run into a summary)");
+        return {};
+    }
+    if (!summaries)
+        return openRuns(paths, quiet);
+    try {
+        return std::make_shared<const RunSummary>(readSummaries(stdPaths(paths)));
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
+        return {};
+    }
+}
+
 std::shared_ptr<const Run> openRuns(const QStringList& paths, bool quiet) {
     std::vector<std::string> list;
     for (const QString& p : paths)

@@ -25,6 +25,10 @@ std::shared_ptr<const Run> openRun(const QString& path, bool quiet);
 // A run (openRun) or a summary (SPEC 10), chosen by content; prints why and returns nothing
 // when it cannot be read.
 EvaluationData openRunOrSummary(const QString& path, bool quiet);
+// Runs read as one (openRuns) or summaries merged (readSummaries), chosen by content: all of
+// one kind, or a usage error naming `option`. Prints why and returns nothing when they
+// cannot be read.
+EvaluationData openRunsOrSummaries(const QStringList& paths, bool quiet, const QString& option = "--run");
 // Several runs as one (`--run A --run B`, core loadRuns); one path is openRun. Unless quiet,
 // says on stderr what the reading left out (trainer step folders still being written).
 std::shared_ptr<const Run> openRuns(const QStringList& paths, bool quiet);

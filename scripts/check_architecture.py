@@ -4,6 +4,8 @@
 - core/ and ui/ keep every source in a subsystem folder (only CMakeLists.txt at the top);
 - every .cpp of a subsystem folder is listed in that folder's CMakeLists.txt;
 - core/ includes no Qt header;
+- no two .cpp files of one library define the same file-local type, constant or function
+  (a unity build compiles them together);
 - a subsystem includes only the subsystems the table below allows (core never includes
   ui/ or app/, ui never includes app/).
 Prints each breach as FILE:LINE: what is wrong, and exits 1 when there is any.
@@ -46,8 +48,56 @@ UI = {
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 
 
+# File-local names a unity build can put side by side: types and constants defined at the top
+# level of an anonymous namespace (or `static`) in two .cpp files of one library, and
+# functions with the same parameters. Which files share a unity batch changes whenever a
+# source is added, so any such pair will break a fresh clone's build some day (kChunk, num,
+# Reader and Outcome did).
+LOCAL_TYPE = re.compile(r'^(?:struct|class|enum class|enum|union)\s+(\w+)\b(?!;)|^using\s+(\w+)\s*=')
+LOCAL_CONST = re.compile(r'^(?:static\s+)?(?:inline\s+)?(?:constexpr|const)\s+[\w:<>, ]+?\s+(\w+)\s*(?:=|\[|\{)')
+LOCAL_FUNC = re.compile(r'^(?:static\s+)?(?:inline\s+)?[\w:<>,\*& ]+?[\s\*&](\w+)\s*(\([^)]*\))\s*(?:const\s*)?\{?\s*$')
+
+
+def unity_clashes(root, top):
+    seen = {}
+    problems = []
+    for dirpath, _, files in sorted(os.walk(os.path.join(root, top))):
+        for name in sorted(files):
+            if not name.endswith('.cpp'):
+                continue
+            path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, root)
+            local = False
+            for n, line in enumerate(open(path, encoding='utf-8'), 1):
+                if re.match(r'^namespace\s*\{', line):
+                    local = True
+                    continue
+                if local and re.match(r'^\}\s*//\s*namespace\s*$', line):
+                    local = False
+                    continue
+                if not (local or line.startswith('static ')) or line[:1].isspace():
+                    continue
+                key = None
+                m = LOCAL_TYPE.match(line) or LOCAL_CONST.match(line)
+                if m:
+                    key = next(g for g in m.groups() if g)
+                else:
+                    m = LOCAL_FUNC.match(line)
+                    if m and m.group(1) not in ('if', 'for', 'while', 'switch', 'return'):
+                        key = m.group(1) + re.sub(r'\s+\w+\s*(,|\))', r'\1', m.group(2))
+                if not key:
+                    continue
+                if key in seen and seen[key][0] != rel:
+                    problems.append(f'{rel}:{n}: file-local {key.split("(")[0]!r} is also defined at {seen[key][0]}:'
+                                    f'{seen[key][1]}; a unity build may compile them together (rename one)')
+                seen.setdefault(key, (rel, n))
+    return problems
+
+
 def main(root):
     problems = []
+    for top in ('core', 'ui', 'app'):
+        problems += unity_clashes(root, top)
     for top, table in (('core', CORE), ('ui', UI)):
         for name in sorted(os.listdir(os.path.join(root, top))):
             path = os.path.join(root, top, name)

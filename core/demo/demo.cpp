@@ -65,7 +65,7 @@ constexpr std::array<Tok, kVocab> kTokens = {{
 
 // ---- traffic -----------------------------------------------------------------------------
 const std::vector<std::string> kTasks = {"math", "code", "chat", "long_context"};
-const std::vector<std::string> kBuckets = {"short", "medium", "long"};
+const std::vector<std::string> kLengthBuckets = {"short", "medium", "long"};
 const std::vector<std::string> kPrecisions = {"bf16", "fp8"};
 constexpr int kTopK = 8;
 constexpr int kHorizon = 32;             // greedy decode length for the rewards
@@ -382,7 +382,7 @@ Run assemble(const std::vector<SequencePlan>& plans, std::vector<SeqOut>& outs, 
     std::vector<int32_t> tokens, topT, topI;
     std::vector<double> lpT, lpI, topTl, topIl, logT, logI;
     run.slices.keys = {"task", "length_bucket", "precision"};
-    run.slices.values = {kTasks, kBuckets, kPrecisions};
+    run.slices.values = {kTasks, kLengthBuckets, kPrecisions};
     run.textOffsets.push_back(0);
     for (size_t s = 0; s < plans.size(); ++s) {
         SeqOut& q = outs[s];

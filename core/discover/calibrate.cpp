@@ -57,7 +57,7 @@ double roundOut(double v, bool up) {
     return back;
 }
 
-std::string num(double v) {
+std::string calibrationNumber(double v) {
     char buf[40];
     std::snprintf(buf, sizeof buf, "%.4g", v);
     return buf;
@@ -107,9 +107,9 @@ bool Calibration::separates() const {
 Calibration calibrate(std::shared_ptr<const Run> good, const std::vector<std::shared_ptr<const Run>>& bad,
                       const CalibrateOptions& o, const Progress& progress) {
     if (!(o.quantile > 0.5 && o.quantile < 1))
-        throw std::invalid_argument("the quantile must lie in (0.5, 1), found " + num(o.quantile));
+        throw std::invalid_argument("the quantile must lie in (0.5, 1), found " + calibrationNumber(o.quantile));
     if (!(o.margin >= 0) || !std::isfinite(o.margin))
-        throw std::invalid_argument("the margin must be a number >= 0, found " + num(o.margin));
+        throw std::invalid_argument("the margin must be a number >= 0, found " + calibrationNumber(o.margin));
     for (const auto& m : o.metrics)
         if (std::find(calibrationMetrics().begin(), calibrationMetrics().end(), m) == calibrationMetrics().end())
             throw std::invalid_argument("'" + m + "' is not a metric kcx calibrate bounds (one of the list in "
@@ -124,7 +124,7 @@ Calibration calibrate(std::shared_ptr<const Run> good, const std::vector<std::sh
     }
     const std::string hi = "p" + percent(o.quantile), lo = "p" + percent(1 - o.quantile);
     if (!parseAggregate(hi) || !parseAggregate(lo))
-        throw std::invalid_argument("the quantile " + num(o.quantile) + " does not make an aggregate pNN.N");
+        throw std::invalid_argument("the quantile " + calibrationNumber(o.quantile) + " does not make an aggregate pNN.N");
 
     // per_slice applies to per-token metrics, and to per-sequence ones when the key is per sequence.
     auto perSliceFor = [&](const std::string& metric) -> std::string {
@@ -214,9 +214,9 @@ Calibration calibrate(std::shared_ptr<const Run> good, const std::vector<std::sh
         (p.upper ? cc.max : cc.min) = bound;
         const bool perSlice = !perSliceFor(p.metric).empty();
         numerical += "  - id: " + cc.id + "\n    description: \"" + p.aggregate + " of " + p.metric + " on the good run: " +
-                     num(*worst) + (perSlice ? " (worst " + o.perSlice + ")" : std::string()) + "\"\n    metric: " +
+                     calibrationNumber(*worst) + (perSlice ? " (worst " + o.perSlice + ")" : std::string()) + "\"\n    metric: " +
                      p.metric + "\n    aggregate: " + p.aggregate + "\n    " + (p.upper ? "max: " : "min: ") +
-                     num(bound) + "\n" + (perSlice ? "    per_slice: " + nlohmann::json(o.perSlice).dump() + "\n" : "");
+                     calibrationNumber(bound) + "\n" + (perSlice ? "    per_slice: " + nlohmann::json(o.perSlice).dump() + "\n" : "");
         cal.clauses.push_back(cc);
     }
     double nf = 0;
@@ -224,13 +224,13 @@ Calibration calibrate(std::shared_ptr<const Run> good, const std::vector<std::sh
         if (r.clause == "Pnf" && r.observed)
             nf = std::max(nf, *r.observed);
     header = "# Proposed by kcx calibrate from " + (o.source.empty() ? std::string("a trusted run") : o.source) +
-             ": each threshold is what that run showed (" + hi + " tail, mean), widened by " + num(100 * o.margin) +
+             ": each threshold is what that run showed (" + hi + " tail, mean), widened by " + calibrationNumber(100 * o.margin) +
              "%.\nkcx_contract: 1\nname: " + nlohmann::json(o.name).dump() +
-             "\ndescription: \"Thresholds calibrated from a trusted run at " + hi + " with a " + num(100 * o.margin) +
+             "\ndescription: \"Thresholds calibrated from a trusted run at " + hi + " with a " + calibrationNumber(100 * o.margin) +
              "% margin.\"\n";
     cal.yaml = header + (numerical.empty() ? "" : "numerical:\n" + numerical) +
-               "observability:\n  - id: O1\n    description: \"non-finite share of log_ratio on the good run: " + num(nf) +
-               "\"\n    metric: log_ratio\n    max_nonfinite_fraction: " + num(roundOut(nf, true)) +
+               "observability:\n  - id: O1\n    description: \"non-finite share of log_ratio on the good run: " + calibrationNumber(nf) +
+               "\"\n    metric: log_ratio\n    max_nonfinite_fraction: " + calibrationNumber(roundOut(nf, true)) +
                "\nescalation:\n  - when: {severity: [error, critical]}\n    action: block_promotion\n"
                "  - when: {status: inconclusive}\n    action: hold\n  - default: warn\n"
                "stages: [offline_ci, shadow, canary, full]\n";

@@ -459,7 +459,7 @@ bool pathLess(const std::filesystem::path& a, const std::filesystem::path& b) {
     return i == a.end() && j != b.end();
 }
 
-constexpr int kMaxDepth = 16;   // deeper trees are not trainer exports (and a loop is not walked forever)
+constexpr int kMaxTreeDepth = 16;   // deeper trees are not trainer exports (and a loop is not walked forever)
 
 void walk(const std::filesystem::path& dir, int depth, std::vector<std::filesystem::path>& files,
           std::vector<std::filesystem::path>& stepDirs, bool& anyStable) {
@@ -474,7 +474,7 @@ void walk(const std::filesystem::path& dir, int depth, std::vector<std::filesyst
             anyStable = true;
         else if (isExportFile(e))
             files.push_back(e.path());
-        else if (e.is_directory(ec2) && !e.is_symlink(ec2) && depth < kMaxDepth) {
+        else if (e.is_directory(ec2) && !e.is_symlink(ec2) && depth < kMaxTreeDepth) {
             if (numberAfter(name, "step"))
                 stepDirs.push_back(e.path());
             walk(e.path(), depth + 1, files, stepDirs, anyStable);

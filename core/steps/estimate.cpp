@@ -188,6 +188,19 @@ const MetricInfo* checkGroupedMetric(const std::string& metric) {
     return info;
 }
 
+std::vector<int64_t> summaryStepList(const RunSummary& sum, uint64_t& withoutStep) {
+    std::vector<int64_t> steps;
+    for (int64_t s : sum.steps())
+        if (s >= 0)
+            steps.push_back(s);
+    withoutStep = 0;
+    if (auto none = sum.cells.find(CellKey{-1, "", "", -1}); none != sum.cells.end())
+        withoutStep = none->second.sequences;
+    if (steps.empty())
+        throw std::invalid_argument("the summary has no training steps (its runs had no `step`)");
+    return steps;
+}
+
 std::vector<std::string> summarySliceValues(const RunSummary& sum, const std::string& key) {
     if (key.empty())
         return {""};

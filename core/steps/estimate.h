@@ -66,6 +66,9 @@ bool hasStandardError(const Aggregate& a, bool summary);
 
 // The metric's catalogue entry; std::invalid_argument for an unknown or per-run metric.
 const MetricInfo* checkGroupedMetric(const std::string& metric);
+// A summary's steps, ascending (no step left out); `withoutStep` gets the sequences without
+// one. std::invalid_argument when it has no step.
+std::vector<int64_t> summaryStepList(const RunSummary& sum, uint64_t& withoutStep);
 // The values of a slice key a summary has cells of, sorted ({""} for no key);
 // std::invalid_argument when it has none.
 std::vector<std::string> summarySliceValues(const RunSummary& sum, const std::string& key);

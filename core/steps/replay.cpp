@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "core/evaluate/evaluation_json.h"
+#include "core/steps/estimate.h"
 #include "core/summary/summary.h"
 
 namespace kcx {
@@ -143,14 +144,7 @@ Replay replayContract(const Contract& contract, const EvaluationData& data, cons
         }
     } else if (data.summary) {
         const RunSummary& sum = *data.summary;
-        std::vector<int64_t> steps;
-        for (int64_t s : sum.steps())
-            if (s >= 0)
-                steps.push_back(s);
-        if (auto none = sum.cells.find(CellKey{-1, "", "", -1}); none != sum.cells.end())
-            out.sequencesWithoutStep = none->second.sequences;
-        if (steps.empty())
-            throw std::invalid_argument("the summary has no training steps (its runs had no `step`)");
+        const std::vector<int64_t> steps = summaryStepList(sum, out.sequencesWithoutStep);
         size_t done = 0;
         for (int64_t step : steps) {
             RunSummary one;

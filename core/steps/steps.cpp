@@ -181,14 +181,7 @@ StepsResult stepsOfSummary(const RunSummary& sum, const StepsOptions& o) {
     r.perSlice = o.perSlice;
     r.interval = intervalMethod(o.aggregate, true);
     r.alpha = o.alpha;
-    std::vector<int64_t> stepList;
-    for (int64_t s : sum.steps())
-        if (s >= 0)
-            stepList.push_back(s);
-    if (auto none = sum.cells.find(CellKey{-1, "", "", -1}); none != sum.cells.end())
-        r.sequencesWithoutStep = none->second.sequences;
-    if (stepList.empty())
-        throw std::invalid_argument("the summary has no training steps (its runs had no `step`)");
+    const std::vector<int64_t> stepList = summaryStepList(sum, r.sequencesWithoutStep);
     const std::vector<std::string> sliceValues = summarySliceValues(sum, o.perSlice);
     std::vector<std::vector<double>> seOf;
     std::vector<std::vector<std::vector<WorstEntry>>> worstOf;

@@ -102,9 +102,9 @@ ojson runJson(const RunSums& r) {
 
 // ---- reading ------------------------------------------------------------------------------
 
-class Reader {
+class SummaryReader {
 public:
-    explicit Reader(std::string file) : file_(std::move(file)) {}
+    explicit SummaryReader(std::string file) : file_(std::move(file)) {}
     [[noreturn]] void fail(const std::string& place, const std::string& message) const {
         throw InputError(file_, place, message);
     }
@@ -339,7 +339,7 @@ void writeSummary(const RunSummary& s, const std::string& path) {
 }
 
 RunSummary parseSummary(const std::string& text, const std::string& file) {
-    Reader r(file);
+    SummaryReader r(file);
     if (size_t at = jsonDepthExceeded(text); at != std::string::npos)
         throw InputError::atByte(file, at, jsonDepthMessage());
     nlohmann::json j;

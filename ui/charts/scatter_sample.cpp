@@ -9,7 +9,7 @@ namespace kcx::ui {
 
 namespace {
 
-constexpr size_t kChunk = size_t(1) << 20;
+constexpr size_t kScatterChunk = size_t(1) << 20;
 
 bool validAt(const Run& run, size_t i) {
     return std::isfinite(run.lpTrain[i]) && std::isfinite(run.lpInf[i]);
@@ -27,9 +27,9 @@ ScatterSample sampleScatter(const Run& run, size_t maxPoints, double extremeShar
     // One pass: count the valid tokens and keep the k largest |log ratio| in a min-heap.
     using Entry = std::pair<double, size_t>;
     std::priority_queue<Entry, std::vector<Entry>, std::greater<>> top;
-    for (size_t from = 0; from < m; from += kChunk) {
+    for (size_t from = 0; from < m; from += kScatterChunk) {
         report(progress, 0.8 * double(from) / double(m));
-        const size_t to = std::min(m, from + kChunk);
+        const size_t to = std::min(m, from + kScatterChunk);
         for (size_t i = from; i < to; ++i) {
             const double a = run.lpTrain[i], b = run.lpInf[i];
             if (!std::isfinite(a) || !std::isfinite(b))

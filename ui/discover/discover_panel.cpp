@@ -37,7 +37,7 @@ QString conditionsLabel(const std::vector<SliceCondition>& c) {
     return parts.join(QStringLiteral(", "));
 }
 
-struct Outcome {
+struct DiscoverOutcome {
     Discovery discovery;
     QString error;
 };
@@ -125,14 +125,14 @@ void DiscoverPanel::search() {
     summary_->setText(tr("Searching…"));
     QtConcurrent::run(workPool(), [engine = engine_, o]() {
         lowerThreadPriority();
-        Outcome out;
+        DiscoverOutcome out;
         try {
             out.discovery = discover(*engine, o);
         } catch (const std::exception& e) {
             out.error = QString::fromStdString(e.what());
         }
         return out;
-    }).then(this, [this, gen](Outcome out) {
+    }).then(this, [this, gen](DiscoverOutcome out) {
         if (gen != generation_)
             return;   // the run changed, or a newer search started
         busy_ = false;
