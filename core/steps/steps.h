@@ -80,7 +80,7 @@ struct StepsResult {
     std::shared_ptr<const std::vector<uint8_t>> scope;   // StepsOptions::scope, kept for the caller
 };
 
-// Throws InputError-free std::invalid_argument with a sentence for what the data cannot
+// Throws std::invalid_argument with a sentence for what the data cannot
 // answer (no steps, an unknown metric or key, a per-run metric).
 StepsResult stepsOfRun(MetricEngine& engine, const StepsOptions& options, const Progress& progress = {});
 StepsResult stepsOfSummary(const RunSummary& summary, const StepsOptions& options);
