@@ -1,5 +1,6 @@
 // Slice discovery (core/discover/discover.h, docs/slices.md).
 #include "core/discover/discover.h"
+#include "core/discover/discover_keys.h"
 
 #include <limits>
 
@@ -19,93 +20,10 @@ namespace kcx {
 
 namespace {
 
-// One slice key as integer codes: per token (derived token keys) or per sequence.
-struct Key {
-    std::string name;
-    bool token = false;
-    std::vector<std::string> values;
-    const int8_t* tok = nullptr;
-    std::vector<int32_t> seq;
-    std::shared_ptr<const DerivedCodes> hold;
-    std::vector<int8_t> ownTok;                                // codes this search made
-    bool position = false;                                     // positions or derived.pos_bucket
-    std::vector<std::pair<int64_t, int64_t>> ranges;           // a position key's [from, to) per value
-    std::vector<std::vector<std::string>> anyOf;               // a step-range key's labels per value
-};
-
-// Dyadic position keys (DiscoverOptions::positionRanges): per scale w, the intervals
-// [a·w, (a+1)·w) and, shifted by w, [w + a·2w, w + (a+1)·2w) (the adjacent pairs that are
-// not the next scale's own intervals).
-void addPositionKeys(const Run& run, size_t maxValues, std::vector<Key>& keys) {
-    const int64_t longest = int64_t(run.maxLength());
-    const size_t M = run.tokenCount();
-    auto make = [&](int64_t offset, int64_t width) {
-        const int64_t n = longest > offset ? (longest - offset + width - 1) / width : 0;
-        if (n < 2 || size_t(n) > maxValues || n > 127)
-            return;
-        Key k;
-        k.name = "positions";
-        k.token = true;
-        k.position = true;
-        for (int64_t a = 0; a < n; ++a) {
-            const int64_t from = offset + a * width, to = from + width;
-            k.ranges.emplace_back(from, to);
-            k.values.push_back("[" + std::to_string(from) + ", " + std::to_string(to) + ")");
-        }
-        k.ownTok.assign(M, int8_t(-1));
-        for (size_t s = 0; s < run.sequenceCount(); ++s)
-            for (size_t i = run.seqBegin(s); i < run.seqEnd(s); ++i) {
-                const int64_t pos = int64_t(i - run.seqBegin(s));
-                if (pos >= offset)
-                    k.ownTok[i] = int8_t((pos - offset) / width);
-            }
-        k.tok = k.ownTok.data();
-        keys.push_back(std::move(k));
-    };
-    for (int64_t w = 1; w < longest; w *= 2) {
-        make(0, w);
-        make(w, 2 * w);
-    }
-}
-
-// "step ≥ s" keys (DiscoverOptions::stepRanges): s at up to 8 evenly spread places of the
-// run's steps, the first step excluded (≥ it is every sequence).
-void addStepKeys(const Run& run, std::vector<Key>& keys) {
-    const std::vector<int64_t> seqStep = run.steps();
-    std::vector<int64_t> steps;
-    for (int64_t s : seqStep)
-        if (s >= 0)
-            steps.push_back(s);
-    std::sort(steps.begin(), steps.end());
-    steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
-    if (steps.size() < 3)
-        return;
-    std::vector<int64_t> from;
-    const size_t places = std::min<size_t>(8, steps.size() - 1);
-    for (size_t j = 1; j <= places; ++j)
-        from.push_back(steps[j * (steps.size() - 1) / places]);
-    from.erase(std::unique(from.begin(), from.end()), from.end());
-    for (int64_t f : from) {
-        Key k;
-        k.name = kStepKey;
-        k.values = {"≥ " + std::to_string(f)};
-        std::vector<std::string> labels;
-        for (int64_t s : steps)
-            if (s >= f)
-                labels.push_back(std::to_string(s));
-        k.anyOf = {labels};
-        k.seq.resize(run.sequenceCount());
-        for (size_t s = 0; s < k.seq.size(); ++s)
-            k.seq[s] = seqStep[s] >= f ? 0 : -1;
-        keys.push_back(std::move(k));
-    }
-}
-
-// Two keys whose conjunction says nothing new: two position keys (nested or overlapping),
-// or two ranges of steps.
-bool exclusive(const Key& a, const Key& b) {
-    return (a.position && b.position) || (!a.anyOf.empty() && !b.anyOf.empty());
-}
+using discover_detail::Key;
+using discover_detail::addPositionKeys;
+using discover_detail::addStepKeys;
+using discover_detail::exclusive;
 
 // Per-cell sums over sequences s of the slice's per-sequence sum a_s and count n_s, and
 // their products with the sequence's totals T_s, N_s: enough for the cluster-robust
