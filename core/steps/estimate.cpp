@@ -249,6 +249,7 @@ GroupedValues groupRunValues(MetricEngine& engine, const std::string& metric, co
             if (auto why = checkDerivedKey(perSlice))
                 throw std::invalid_argument(*why);
             derived = engine.derived().get(perSlice);
+            g.derived = derived;
             g.sliceValues = derived->values;
         } else {
             labelKey = run.slices.keyIndex(perSlice);

@@ -30,6 +30,7 @@ class MetricEngine;
 struct MetricCell;
 struct MetricInfo;
 struct MetricValues;
+struct DerivedCodes;
 struct RunSummary;
 
 // A group's values, sequence by sequence.
@@ -78,6 +79,7 @@ std::vector<std::string> summarySliceValues(const RunSummary& sum, const std::st
 // (steps = {0}); with it, sequences without a step are left out and counted.
 struct GroupedValues {
     std::shared_ptr<const MetricValues> metric;
+    std::shared_ptr<const DerivedCodes> derived;   // the key's codes when it is a derived key
     std::vector<std::string> sliceValues;          // {""} without a key
     std::vector<int64_t> steps;
     std::vector<SequenceValues> groups;

@@ -86,6 +86,8 @@ StepsResult stepsOfRun(MetricEngine& engine, const StepsOptions& o, const Progre
     r.interval = intervalMethod(o.aggregate, false);
     r.alpha = o.alpha;
     r.sequencesWithoutStep = g.withoutStep;
+    r.values = g.metric;
+    r.derived = g.derived;
     const std::vector<std::string>& sliceValues = g.sliceValues;
     const std::vector<int64_t>& stepList = g.steps;
     const size_t K = sliceValues.size();

@@ -22,6 +22,8 @@
 namespace kcx {
 
 class MetricEngine;
+struct MetricValues;
+struct DerivedCodes;
 struct RunSummary;
 
 struct StepsOptions {
@@ -78,6 +80,10 @@ struct StepsResult {
     uint64_t sequencesWithoutStep = 0;
     std::vector<StepSeries> series;
     std::shared_ptr<const std::vector<uint8_t>> scope;   // StepsOptions::scope, kept for the caller
+    // A run's: the metric's values and the per_slice key's derived codes (null for a label),
+    // kept so that a caller can find a step's tokens without asking the engine again.
+    std::shared_ptr<const MetricValues> values;
+    std::shared_ptr<const DerivedCodes> derived;
 };
 
 // Throws std::invalid_argument with a sentence for what the data cannot

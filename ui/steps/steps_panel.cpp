@@ -463,17 +463,16 @@ void StepsPanel::draw() {
 
 void StepsPanel::selectCell(int64_t step, size_t series) {
     selectStep(step);
-    if (!steps_ || series >= steps_->series.size() || !run_ || !session_->engine())
+    if (!steps_ || series >= steps_->series.size() || !run_ || !steps_->values)
         return;
     // The series' worst token at that step: the largest value of its tokens in the clause's
-    // scope (the metric's values are the engine's, computed for the series already).
+    // scope, from the values the background job kept (nothing is computed here, on the GUI
+    // thread).
     const StepSeries& s = steps_->series[series];
-    const auto values = session_->engine()->get(steps_->metric);
+    const auto& values = steps_->values;
     const std::vector<int64_t> seqStep = run_->steps();
     const int key = s.slice.empty() ? -1 : run_->slices.keyIndex(s.slice[0].first);
-    std::shared_ptr<const DerivedCodes> derived;
-    if (!s.slice.empty() && key < 0)
-        derived = session_->engine()->derived().get(s.slice[0].first);
+    const std::shared_ptr<const DerivedCodes> derived = key < 0 ? steps_->derived : nullptr;
     int code = -1;
     if (derived)
         code = int(std::find(derived->values.begin(), derived->values.end(), s.slice[0].second) - derived->values.begin());
