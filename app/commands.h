@@ -24,6 +24,7 @@ int runSteps(const QStringList& args);
 int runReplay(const QStringList& args);
 int runCompare(const QStringList& args);
 int runCorrections(const QStringList& args);
+int runDiagnose(const QStringList& args);
 
 // Prints "kcx: message" to stderr and returns 2.
 int usageError(const QString& message);

@@ -37,6 +37,7 @@ const Command kCommands[] = {
     {"steps", "a metric over training steps: per-step intervals, the onset of a rise, spikes (SPEC 7)", kcx::app::runSteps},
     {"replay", "evaluate a contract step by step with persist/until escalation (SPEC 8)", kcx::app::runReplay},
     {"corrections", "what the usual off-policy corrections (TIS, masks) would do to this run (SPEC 11)", kcx::app::runCorrections},
+    {"diagnose", "which systematic cause (temperature, renormalisation, offset, drift, misalignment) explains the divergence (SPEC 11)", kcx::app::runDiagnose},
     {"compare", "is run B's kernel pair worse than run A's? per metric and slice, FDR-controlled (SPEC 9)", kcx::app::runCompare},
     {"calibrate", "propose contract thresholds from a trusted run and check they catch bad runs", kcx::app::runCalibrate},
     {"open", "open the window on a run and a contract (the demo when no run is given)", kcx::app::runOpen},
