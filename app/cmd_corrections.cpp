@@ -8,6 +8,7 @@
 #include "app/common.h"
 #include "app/table.h"
 #include "core/base/printable.h"
+#include "core/contract/contract.h"
 #include "core/corrections/corrections.h"
 
 namespace kcx::app {
@@ -21,15 +22,21 @@ int runCorrections(const QStringList& args) {
         "  geo_mask:A,B    mask sequences whose exp(mean r) lies outside [A, B]\n"
         "  seq_reject:A,B  mask sequences with any token weight outside [A, B]\n"
         "For each: the share of tokens and of sequences affected, and the effective sample size of\n"
-        "the weights kept. Without --method: tis:2, token_mask:0.5,2, geo_mask:0.99,1.01, seq_reject:0.5,2.\n"
+        "the weights kept, the share of affected sequences whose reward was positive (when the run has\n"
+        "rewards), and the bound chain's step 4 over the tokens kept (rho = max |log w|; the per-token\n"
+        "policy-gradient bias is at most G A_max (e^rho - 1), G and A_max from --contract's bounds).\n"
+        "Without --method: tis:2, token_mask:0.5,2, geo_mask:0.99,1.01, seq_reject:0.5,2.\n"
         "Exit codes: 0, 2 input or usage error.");
     p.addHelpOption();
     const QCommandLineOption runOpt("run", "The run (given more than once: read as one).", "RUN");
     const QCommandLineOption methodOpt("method", "A correction, e.g. tis:2 or token_mask:0.5,2 (repeatable).", "M:PARAMS");
     const QCommandLineOption presetOpt("preset", "A framework's corrections and defaults (not available yet).", "FRAMEWORK");
+    const QCommandLineOption perSliceOpt("per-slice", "Also per value of this slice key ('step': per training step).", "KEY");
+    const QCommandLineOption contractOpt("contract", "Read G and A_max (bounds.grad_norm, bounds.advantage_max) from this contract.",
+                                         "C.yaml");
     const QCommandLineOption jsonOpt("json", "Write the SPEC 11 JSON to a file, or '-' for stdout.", "OUT");
     const QCommandLineOption quietOpt("quiet", "No progress or table output.");
-    p.addOptions({runOpt, methodOpt, presetOpt, jsonOpt, quietOpt});
+    p.addOptions({runOpt, methodOpt, presetOpt, perSliceOpt, contractOpt, jsonOpt, quietOpt});
     if (!p.parse(args))
         return usageError(p.errorText() + " (see kcx corrections --help)");
     if (p.isSet("help")) {
@@ -55,30 +62,73 @@ int runCorrections(const QStringList& args) {
         methods = defaultCorrections();
     const bool quiet = p.isSet(quietOpt);
     const QStringList paths = p.values(runOpt);
-    if (p.isSet(jsonOpt) && refuseOutputOverInput(p.value(jsonOpt), runInputs(paths)))
+    auto inputs = runInputs(paths);
+    if (p.isSet(contractOpt))
+        inputs.push_back({"contract", p.value(contractOpt).toStdString()});
+    if (p.isSet(jsonOpt) && refuseOutputOverInput(p.value(jsonOpt), inputs))
         return 2;
+    CorrectionsOptions options;
+    if (p.isSet(contractOpt)) {
+        try {
+            const Contract c = loadContract(p.value(contractOpt).toStdString());
+            options.gradNorm = c.bounds.gradNorm;
+            options.advantageMax = c.bounds.advantageMax;
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "kcx: %s\n", printable(e.what()).c_str());
+            return 2;
+        }
+    }
     const auto run = openRuns(paths, quiet);
     if (!run)
         return 2;
-    const CorrectionsReport r = applyCorrections(*run, methods);
+    if (p.isSet(perSliceOpt)) {
+        options.perSlice = p.value(perSliceOpt).toStdString();
+        if (run->slices.keyIndex(options.perSlice) < 0) {
+            std::string keys;
+            for (const std::string& k : run->slices.keys)
+                keys += (keys.empty() ? "" : ", ") + k;
+            std::fprintf(stderr, "kcx: --per-slice: the run has no slice key '%s' (its keys: %s)\n",
+                         printable(options.perSlice).c_str(), keys.empty() ? "none" : printable(keys).c_str());
+            return 2;
+        }
+    }
+    const CorrectionsReport r = applyCorrections(*run, methods, options);
     if (p.isSet(jsonOpt) && !writeOutput(p.value(jsonOpt), correctionsJson(r).dump(2) + "\n"))
         return 2;
     if (!quiet && p.value(jsonOpt) != "-") {
-        TextTable t({"method", "params", "tokens affected", "sequences affected", "ess after"},
-                    {false, false, true, true, true});
-        for (const CorrectionResult& c : r.methods) {
-            std::string params;
-            for (double v : c.method.params) {
-                if (!params.empty())
-                    params += ',';
-                params += human(v);
+        const bool rewards = !r.rewardSide.empty();
+        auto table = [&](const CorrectionsReport& rr) {
+            std::vector<std::string> head = {"method", "params", "tokens affected", "sequences affected", "ess after",
+                                             "rho after", r.absoluteBias ? "pg bias <=" : "pg bias / (G A_max)"};
+            std::vector<bool> right = {false, false, true, true, true, true, true};
+            if (rewards) {
+                head.push_back("affected with reward > 0");
+                right.push_back(true);
             }
-            t.addRow({c.method.name(), params, human(100 * c.tokenFraction) + " %", human(100 * c.sequenceFraction) + " %",
-                      human(c.ess)});
-        }
-        std::printf("%s: %llu tokens with both log-probs, %llu sequences; ess before %s\n\n%s",
+            TextTable t(head, right);
+            for (const CorrectionResult& c : rr.methods) {
+                std::string params;
+                for (double v : c.method.params) {
+                    if (!params.empty())
+                        params += ',';
+                    params += human(v);
+                }
+                std::vector<std::string> row = {c.method.name(), params, human(100 * c.tokenFraction) + " %",
+                                                human(100 * c.sequenceFraction) + " %", human(c.ess), human(c.rho), human(c.pgBias)};
+                if (rewards)
+                    row.push_back(c.affectedWithReward ? human(100 * c.positiveRewardShare) + " % of " +
+                                                             std::to_string(c.affectedWithReward)
+                                                       : "-");
+                t.addRow(row);
+            }
+            return t.render();
+        };
+        std::printf("%s: %llu tokens with both log-probs, %llu sequences; ess before %s, rho before %s\n\n%s",
                     qPrintable(paths.join(" + ")), (unsigned long long)r.tokens, (unsigned long long)r.sequences,
-                    human(r.essBefore).c_str(), t.render().c_str());
+                    human(r.essBefore).c_str(), human(r.rhoBefore).c_str(), table(r).c_str());
+        for (const CorrectionsGroup& g : r.groups)
+            std::printf("\n%s = %s: %llu tokens, %llu sequences\n%s", printable(r.sliceKey).c_str(), printable(g.value).c_str(),
+                        (unsigned long long)g.report.tokens, (unsigned long long)g.report.sequences, table(g.report).c_str());
     }
     return 0;
 }

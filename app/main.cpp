@@ -49,7 +49,7 @@ void printHelp(FILE* to) {
            "KCX compares what a training kernel and an inference kernel compute for the same\n"
            "policy, and checks the divergence against a kernel contract.\n\nSubcommands:\n";
     for (const auto& c : kCommands)
-        out << "  " << QString(c.name).leftJustified(10) << c.summary << "\n";
+        out << "  " << QString(c.name).leftJustified(12) << c.summary << "\n";
     out << "\nWithout a subcommand, kcx opens the window on the built-in demo.\n"
            "\nOptions:\n  -h, --help     show this help (also: kcx SUBCOMMAND --help)\n"
            "  -v, --version  show the version\n";

@@ -1,5 +1,6 @@
 #include "core/corrections/corrections.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -69,64 +70,129 @@ std::vector<CorrectionMethod> defaultCorrections() {
     return out;
 }
 
-CorrectionsReport applyCorrections(const Run& run, const std::vector<CorrectionMethod>& methods) {
+namespace {
+
+// SPEC 5 step 4's factor e^ρ − 1 (times G A_max when both are known).
+double pgBiasOf(double rho, const CorrectionsOptions& o) {
+    if (!std::isfinite(rho))
+        return std::numeric_limits<double>::quiet_NaN();
+    const double g = std::expm1(rho);
+    return o.gradNorm && o.advantageMax ? *o.gradNorm * *o.advantageMax * g : g;
+}
+
+}  // namespace
+
+CorrectionsReport applyCorrections(const Run& run, const std::vector<CorrectionMethod>& methods,
+                                   const CorrectionsOptions& options, const std::vector<size_t>* sequences) {
     CorrectionsReport rep;
+    rep.absoluteBias = options.gradNorm && options.advantageMax;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    if (!options.perSlice.empty()) {
+        const int key = run.slices.keyIndex(options.perSlice);
+        if (key >= 0) {
+            rep.sliceKey = options.perSlice;
+            const size_t K = run.slices.keys.size();
+            std::vector<std::vector<size_t>> byCode(run.slices.values[size_t(key)].size());
+            auto add = [&](size_t s) {
+                const int32_t c = run.slices.codes[s * K + size_t(key)];
+                if (c >= 0 && size_t(c) < byCode.size())
+                    byCode[size_t(c)].push_back(s);
+            };
+            if (sequences)
+                for (size_t s : *sequences)
+                    add(s);
+            else
+                for (size_t s = 0; s < run.sequenceCount(); ++s)
+                    add(s);
+            std::vector<size_t> order(byCode.size());
+            for (size_t c = 0; c < order.size(); ++c)
+                order[c] = c;
+            // Steps in numeric order, other keys in their values' order.
+            if (options.perSlice == kStepKey)
+                std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+                    const auto x = stepNumber(run.slices.values[size_t(key)][a]), y = stepNumber(run.slices.values[size_t(key)][b]);
+                    return x.value_or(-1) < y.value_or(-1);
+                });
+            CorrectionsOptions inner = options;
+            inner.perSlice.clear();
+            for (size_t c : order)
+                if (!byCode[c].empty())
+                    rep.groups.push_back({run.slices.values[size_t(key)][c], applyCorrections(run, methods, inner, &byCode[c])});
+        }
+    }
     struct Acc {
-        uint64_t tokens = 0, sequences = 0, kept = 0;
-        double sw = 0, sw2 = 0;
+        uint64_t tokens = 0, sequences = 0, kept = 0, withReward = 0, positive = 0;
+        double sw = 0, sw2 = 0, rho = 0, truncated = 0;
     };
     std::vector<Acc> acc(methods.size());
-    double sw = 0, sw2 = 0;
+    double sw = 0, sw2 = 0, rhoBefore = 0;
     uint64_t wn = 0;
-    std::vector<double> w;
-    for (size_t s = 0; s < run.sequenceCount(); ++s) {
+    std::vector<double> w, r;
+    const std::vector<double>* rewards = !run.rewardInf.empty() ? &run.rewardInf : !run.rewardTrain.empty() ? &run.rewardTrain : nullptr;
+    rep.rewardSide = !run.rewardInf.empty() ? "inf" : !run.rewardTrain.empty() ? "train" : "";
+    const size_t count = sequences ? sequences->size() : run.sequenceCount();
+    for (size_t q = 0; q < count; ++q) {
+        const size_t s = sequences ? (*sequences)[q] : q;
         w.clear();
+        r.clear();
         double sumR = 0;
         for (size_t i = run.seqBegin(s); i < run.seqEnd(s); ++i) {
             const double a = run.lpTrain[i], b = run.lpInf[i];
             if (!std::isfinite(a) || !std::isfinite(b))
                 continue;
-            const double r = a - b;
-            sumR += r;
-            w.push_back(std::exp(r));
+            sumR += a - b;
+            r.push_back(a - b);
+            w.push_back(std::exp(a - b));
         }
         if (w.empty())
             continue;
         ++rep.sequences;
         rep.tokens += w.size();
-        for (double x : w)
-            if (std::isfinite(x)) {
-                sw += x;
-                sw2 += x * x;
+        const double reward = rewards ? (*rewards)[s] : nan;
+        const bool hasReward = std::isfinite(reward);
+        rep.sequencesWithReward += hasReward;
+        rep.positiveReward += hasReward && reward > 0;
+        for (size_t t = 0; t < w.size(); ++t) {
+            rhoBefore = std::max(rhoBefore, std::fabs(r[t]));
+            if (std::isfinite(w[t])) {
+                sw += w[t];
+                sw2 += w[t] * w[t];
                 ++wn;
             }
+        }
         const double geo = std::exp(sumR / double(w.size()));
         for (size_t k = 0; k < methods.size(); ++k) {
             const CorrectionMethod& m = methods[k];
             Acc& a = acc[k];
             const double lo = m.params.size() > 1 ? m.params[0] : 0, hi = m.params.size() > 1 ? m.params[1] : 0;
             auto outside = [&](double x) { return !(x >= lo && x <= hi); };
+            auto keep = [&](double x, double rx) {
+                a.sw += x;
+                a.sw2 += x * x;
+                a.rho = std::max(a.rho, std::fabs(rx));
+                ++a.kept;
+            };
             uint64_t hit = 0;
             switch (m.kind) {
-            case CorrectionMethod::Kind::Tis:
-                for (double x : w) {
-                    const double kept = std::min(x, m.params[0]);
-                    hit += x > m.params[0];
-                    a.sw += kept;
-                    a.sw2 += kept * kept;
-                    ++a.kept;
+            case CorrectionMethod::Kind::Tis: {
+                const double logC = std::log(m.params[0]);
+                for (size_t t = 0; t < w.size(); ++t) {
+                    const bool cut = w[t] > m.params[0];
+                    hit += cut;
+                    if (cut)
+                        a.truncated += w[t] - m.params[0];
+                    keep(cut ? m.params[0] : w[t], cut ? logC : r[t]);
                 }
                 a.tokens += hit;
                 break;
+            }
             case CorrectionMethod::Kind::TokenMask:
-                for (double x : w) {
-                    if (outside(x)) {
+                for (size_t t = 0; t < w.size(); ++t) {
+                    if (outside(w[t])) {
                         ++hit;
                         continue;
                     }
-                    a.sw += x;
-                    a.sw2 += x * x;
-                    ++a.kept;
+                    keep(w[t], r[t]);
                 }
                 a.tokens += hit;
                 break;
@@ -142,31 +208,39 @@ CorrectionsReport applyCorrections(const Run& run, const std::vector<CorrectionM
                     hit = w.size();
                     a.tokens += hit;
                 } else {
-                    for (double x : w) {
-                        a.sw += x;
-                        a.sw2 += x * x;
-                        ++a.kept;
-                    }
+                    for (size_t t = 0; t < w.size(); ++t)
+                        keep(w[t], r[t]);
                 }
                 break;
             }
             }
             a.sequences += hit > 0;
+            if (hit > 0 && hasReward) {
+                ++a.withReward;
+                a.positive += reward > 0;
+            }
         }
     }
-    const double nan = std::numeric_limits<double>::quiet_NaN();
     auto ess = [&](double s1, double s2, uint64_t n) { return n && s2 > 0 && std::isfinite(s2) ? s1 * s1 / (double(n) * s2) : nan; };
     rep.essBefore = ess(sw, sw2, wn);
+    rep.rhoBefore = rep.tokens ? rhoBefore : nan;
+    rep.pgBiasBefore = pgBiasOf(rep.rhoBefore, options);
     for (size_t k = 0; k < methods.size(); ++k) {
-        CorrectionResult r;
-        r.method = methods[k];
-        r.tokens = acc[k].tokens;
-        r.sequences = acc[k].sequences;
-        r.tokensKept = acc[k].kept;
-        r.tokenFraction = rep.tokens ? double(r.tokens) / double(rep.tokens) : nan;
-        r.sequenceFraction = rep.sequences ? double(r.sequences) / double(rep.sequences) : nan;
-        r.ess = ess(acc[k].sw, acc[k].sw2, acc[k].kept);
-        rep.methods.push_back(r);
+        CorrectionResult c;
+        c.method = methods[k];
+        c.tokens = acc[k].tokens;
+        c.sequences = acc[k].sequences;
+        c.tokensKept = acc[k].kept;
+        c.tokenFraction = rep.tokens ? double(c.tokens) / double(rep.tokens) : nan;
+        c.sequenceFraction = rep.sequences ? double(c.sequences) / double(rep.sequences) : nan;
+        c.ess = ess(acc[k].sw, acc[k].sw2, acc[k].kept);
+        c.affectedWithReward = acc[k].withReward;
+        c.affectedPositive = acc[k].positive;
+        c.positiveRewardShare = acc[k].withReward ? double(acc[k].positive) / double(acc[k].withReward) : nan;
+        c.rho = acc[k].kept ? acc[k].rho : nan;
+        c.pgBias = pgBiasOf(c.rho, options);
+        c.truncatedMass = c.method.kind == CorrectionMethod::Kind::Tis && rep.tokens ? acc[k].truncated / double(rep.tokens) : nan;
+        rep.methods.push_back(c);
     }
     return rep;
 }
@@ -178,17 +252,46 @@ nlohmann::json correctionsJson(const CorrectionsReport& r) {
     j["tokens"] = r.tokens;
     j["sequences"] = r.sequences;
     j["ess_before"] = num(r.essBefore);
+    j["rho_before"] = num(r.rhoBefore);
+    j["pg_bias_before"] = num(r.pgBiasBefore);
+    j["pg_bias_absolute"] = r.absoluteBias;
+    if (!r.rewardSide.empty()) {
+        j["reward_side"] = r.rewardSide;
+        j["sequences_with_reward"] = r.sequencesWithReward;
+        j["positive_reward_share"] = num(r.sequencesWithReward ? double(r.positiveReward) / double(r.sequencesWithReward)
+                                                                : std::numeric_limits<double>::quiet_NaN());
+    }
     nlohmann::json methods = nlohmann::json::array();
-    for (const CorrectionResult& c : r.methods)
-        methods.push_back({{"method", c.method.name()},
-                           {"params", c.method.params},
-                           {"token_fraction", num(c.tokenFraction)},
-                           {"sequence_fraction", num(c.sequenceFraction)},
-                           {"ess", num(c.ess)},
-                           {"tokens_affected", c.tokens},
-                           {"sequences_affected", c.sequences},
-                           {"tokens_kept", c.tokensKept}});
+    for (const CorrectionResult& c : r.methods) {
+        nlohmann::json m = {{"method", c.method.name()},
+                            {"params", c.method.params},
+                            {"token_fraction", num(c.tokenFraction)},
+                            {"sequence_fraction", num(c.sequenceFraction)},
+                            {"ess", num(c.ess)},
+                            {"tokens_affected", c.tokens},
+                            {"sequences_affected", c.sequences},
+                            {"tokens_kept", c.tokensKept},
+                            {"rho", num(c.rho)},
+                            {"pg_bias", num(c.pgBias)}};
+        if (c.method.kind == CorrectionMethod::Kind::Tis)
+            m["truncated_mass"] = num(c.truncatedMass);
+        if (!r.rewardSide.empty()) {
+            m["affected_with_reward"] = c.affectedWithReward;
+            m["affected_positive_reward_share"] = num(c.positiveRewardShare);
+        }
+        methods.push_back(std::move(m));
+    }
     j["methods"] = std::move(methods);
+    if (!r.sliceKey.empty()) {
+        nlohmann::json groups = nlohmann::json::array();
+        for (const CorrectionsGroup& g : r.groups) {
+            nlohmann::json e = correctionsJson(g.report);
+            e.erase("kcx");
+            e["value"] = g.value;
+            groups.push_back(std::move(e));
+        }
+        j["per_slice"] = {{"key", r.sliceKey}, {"values", std::move(groups)}};
+    }
     return j;
 }
 

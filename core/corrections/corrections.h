@@ -8,7 +8,9 @@
 // For each: token_fraction (tokens truncated or masked, directly or with their sequence,
 // over all such tokens), sequence_fraction (sequences with at least one, over the sequences
 // that have any token), and ess = (Σw)² / (n Σw²) over the n tokens kept, with the weights
-// after truncation (SPEC 2.4a).
+// after truncation (SPEC 2.4a). Also, per method: the share of the affected sequences whose
+// reward was positive, and SPEC 5's step 4 over the tokens the correction keeps; and all of it
+// per value of a slice key (per step with "step").
 #pragma once
 
 #include <optional>
@@ -41,15 +43,46 @@ struct CorrectionResult {
     double ess = 0;                 // NaN when no token is kept
     uint64_t tokens = 0, sequences = 0;   // affected
     uint64_t tokensKept = 0;
+    // Rewards (the rollout's: reward_inf, else reward_train): of the affected sequences with a
+    // reward, how many had a positive one (NeMo-RL's masked_correct_pct).
+    uint64_t affectedWithReward = 0, affectedPositive = 0;
+    double positiveRewardShare = 0;   // NaN without rewards
+    // SPEC 5 step 4 over what the correction leaves: ρ = max |log w| over the kept tokens with
+    // their weights after truncation; the per-token policy-gradient bias is ≤ G A_max (e^ρ − 1).
+    double rho = 0;                 // NaN when no token is kept
+    double pgBias = 0;              // G A_max (e^ρ − 1), or e^ρ − 1 without G and A_max
+    // tis only: mean over all tokens of (w − C)+, the weight truncation removes (the truncated
+    // estimator's bias is at most G A_max times this).
+    double truncatedMass = 0;
 };
+
+struct CorrectionsOptions {
+    std::string perSlice;                  // a slice key ("step" for training steps), or ""
+    std::optional<double> gradNorm, advantageMax;   // G and A_max (contract bounds), if known
+};
+
+struct CorrectionsGroup;
 
 struct CorrectionsReport {
     uint64_t tokens = 0, sequences = 0;   // tokens with both log-probs finite; sequences with any
     double essBefore = 0;                 // ess of the untouched weights
+    double rhoBefore = 0, pgBiasBefore = 0;   // step 4 with no correction
+    uint64_t sequencesWithReward = 0, positiveReward = 0;
+    std::string rewardSide;               // "inf", "train" or "" (no rewards)
+    bool absoluteBias = false;            // pgBias includes G A_max
     std::vector<CorrectionResult> methods;
+    std::string sliceKey;                 // set when perSlice was asked for
+    std::vector<CorrectionsGroup> groups; // one per value of that key, in the key's order
 };
 
-CorrectionsReport applyCorrections(const Run& run, const std::vector<CorrectionMethod>& methods);
+struct CorrectionsGroup {
+    std::string value;
+    CorrectionsReport report;
+};
+
+// Over the sequences listed (all when null).
+CorrectionsReport applyCorrections(const Run& run, const std::vector<CorrectionMethod>& methods,
+                                   const CorrectionsOptions& options = {}, const std::vector<size_t>* sequences = nullptr);
 nlohmann::json correctionsJson(const CorrectionsReport& r);
 
 }  // namespace kcx

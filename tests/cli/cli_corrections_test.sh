@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `kcx corrections` end to end (issue 21, SPEC 11): a hand-made run whose weights are
 # 1, 3, 1/4 | e^0.1, e^-0.1 | 2.5 (and a null), with every figure worked out below; then a
-# random run against numpy's own computation of every method's fractions and ESS; refusals.
+# random run against numpy's own computation of every method's fractions, ESS, reward shares and
+# step 4 (ρ and the bias bound with G and A_max from a contract), over the run and per step; refusals.
 # Usage: cli_corrections_test.sh KCX WORKDIR
 set -u
 kcx="$1"; work="$2"
@@ -47,6 +48,13 @@ print("\n".join(bad) if bad else "agree")
 PY
 contains hand-figures hand.txt "agree"
 
+cat > bounds.yaml <<'Y'
+kcx_contract: 1
+name: bounds
+bounds: {grad_norm: 2.0, advantage_max: 3.0}
+numerical:
+  - {id: N1, metric: abs_log_ratio, aggregate: max, max: 100}
+Y
 $py - <<'PY'
 import json, numpy as np
 rng = np.random.default_rng(21)
@@ -55,44 +63,93 @@ with open("run.jsonl", "w") as f:
         T = int(rng.integers(5, 120))
         inf = -np.abs(rng.lognormal(-1, 1, T))
         r = rng.normal(0, 0.3 if i % 5 == 0 else 0.05, T)
-        f.write(json.dumps({"id": f"s{i}", "tokens": [1] * T, "logp_train": (inf + r).tolist(),
-                            "logp_inf": inf.tolist()}) + "\n")
+        rec = {"id": f"s{i}", "tokens": [1] * T, "logp_train": (inf + r).tolist(), "logp_inf": inf.tolist(),
+               "step": int(i % 4)}
+        if i % 7 != 3:   # some sequences without a reward
+            rec["reward_inf"] = float(rng.choice([-1.0, 0.0, 1.0, 0.5]))
+        f.write(json.dumps(rec) + "\n")
 PY
-check random 0 "$kcx" corrections --run run.jsonl --json run.json --quiet
+check random 0 "$kcx" corrections --run run.jsonl --json run.json --quiet --per-slice step --contract bounds.yaml
 check table 0 "$kcx" corrections --run run.jsonl --method tis:1.5
 contains table-tis out.txt "tis"
 $py - <<'PY' > run.txt
-import json, numpy as np
+import json, math, numpy as np
 seqs = [json.loads(l) for l in open("run.jsonl")]
-W = [np.exp(np.array(s["logp_train"]) - np.array(s["logp_inf"])) for s in seqs]
-R = [np.array(s["logp_train"]) - np.array(s["logp_inf"]) for s in seqs]
-n, m = sum(len(w) for w in W), len(W)
-def ess(w):
-    w = np.concatenate(w) if w else np.array([])
-    return (w.sum() ** 2) / (len(w) * (w * w).sum())
-want = {}
-C = 2.0
-want["tis"] = (sum((w > C).sum() for w in W) / n, sum((w > C).any() for w in W) / m, ess([np.minimum(w, C) for w in W]))
-A, B = 0.5, 2.0
-want["token_mask"] = (sum(((w < A) | (w > B)).sum() for w in W) / n, sum(((w < A) | (w > B)).any() for w in W) / m,
-                      ess([w[(w >= A) & (w <= B)] for w in W]))
-gA, gB = 0.99, 1.01
-drop = [not (gA <= np.exp(r.mean()) <= gB) for r in R]
-want["geo_mask"] = (sum(len(w) for w, d in zip(W, drop) if d) / n, sum(drop) / m, ess([w for w, d in zip(W, drop) if not d]))
-rej = [((w < A) | (w > B)).any() for w in W]
-want["seq_reject"] = (sum(len(w) for w, d in zip(W, rej) if d) / n, sum(rej) / m, ess([w for w, d in zip(W, rej) if not d]))
+GA = 2.0 * 3.0
+def expect(seqs):
+    W = [np.exp(np.array(s["logp_train"]) - np.array(s["logp_inf"])) for s in seqs]
+    R = [np.array(s["logp_train"]) - np.array(s["logp_inf"]) for s in seqs]
+    rew = [s.get("reward_inf") for s in seqs]
+    n, m = sum(len(w) for w in W), len(W)
+    def ess(w):
+        w = np.concatenate(w) if w else np.array([])
+        return (w.sum() ** 2) / (len(w) * (w * w).sum())
+    def pos_share(affected):
+        with_r = [x for x, a in zip(rew, affected) if a and x is not None]
+        return sum(1 for x in with_r if x > 0) / len(with_r) if with_r else None
+    def rho(kept):   # kept: per sequence, the weights as used
+        return max(np.abs(np.log(w)).max() for w in kept if len(w))
+    want = {}
+    C = 2.0
+    kept = [np.minimum(w, C) for w in W]
+    want["tis"] = dict(token_fraction=sum((w > C).sum() for w in W) / n, sequence_fraction=sum((w > C).any() for w in W) / m,
+                       ess=ess(kept), rho=rho(kept), pg_bias=GA * math.expm1(rho(kept)),
+                       truncated_mass=sum(np.maximum(w - C, 0).sum() for w in W) / n,
+                       affected_positive_reward_share=pos_share([(w > C).any() for w in W]))
+    A, B = 0.5, 2.0
+    kept = [w[(w >= A) & (w <= B)] for w in W]
+    hit = [((w < A) | (w > B)).any() for w in W]
+    want["token_mask"] = dict(token_fraction=sum(((w < A) | (w > B)).sum() for w in W) / n, sequence_fraction=sum(hit) / m,
+                              ess=ess(kept), rho=rho(kept), pg_bias=GA * math.expm1(rho(kept)),
+                              affected_positive_reward_share=pos_share(hit))
+    gA, gB = 0.99, 1.01
+    drop = [not (gA <= np.exp(r.mean()) <= gB) for r in R]
+    kept = [w for w, d in zip(W, drop) if not d]
+    want["geo_mask"] = dict(token_fraction=sum(len(w) for w, d in zip(W, drop) if d) / n, sequence_fraction=sum(drop) / m,
+                            ess=ess(kept), rho=rho(kept), pg_bias=GA * math.expm1(rho(kept)),
+                            affected_positive_reward_share=pos_share(drop))
+    rej = [((w < A) | (w > B)).any() for w in W]
+    kept = [w for w, d in zip(W, rej) if not d]
+    want["seq_reject"] = dict(token_fraction=sum(len(w) for w, d in zip(W, rej) if d) / n, sequence_fraction=sum(rej) / m,
+                              ess=ess(kept), rho=rho(kept), pg_bias=GA * math.expm1(rho(kept)),
+                              affected_positive_reward_share=pos_share(rej))
+    top = dict(rho_before=max(np.abs(r).max() for r in R))
+    top["pg_bias_before"] = GA * math.expm1(top["rho_before"])
+    return want, top
 j = json.load(open("run.json"))
 bad = []
-if [x["method"] for x in j["methods"]] != ["tis", "token_mask", "geo_mask", "seq_reject"]:
-    bad.append(f"methods {[x['method'] for x in j['methods']]}")
-for x in j["methods"]:
-    tf, sf, es = want[x["method"]]
-    for k, w in (("token_fraction", tf), ("sequence_fraction", sf), ("ess", es)):
-        if abs(x[k] - w) > 1e-12 * max(1, abs(w)):
-            bad.append(f"{x['method']} {k}: {x[k]} vs numpy {w}")
-# the run must exercise every method
-if any(want[k][0] == 0 for k in want):
+def compare(j, want, top, where):
+    if [x["method"] for x in j["methods"]] != ["tis", "token_mask", "geo_mask", "seq_reject"]:
+        bad.append(f"{where}: methods {[x['method'] for x in j['methods']]}")
+    for k, w in top.items():
+        if abs(j[k] - w) > 1e-12 * max(1, abs(w)):
+            bad.append(f"{where} {k}: {j[k]} vs numpy {w}")
+    for x in j["methods"]:
+        for k, w in want[x["method"]].items():
+            if w is None or x.get(k) is None:
+                if w != x.get(k):
+                    bad.append(f"{where} {x['method']} {k}: {x.get(k)} vs numpy {w}")
+            elif abs(x[k] - w) > 1e-12 * max(1, abs(w)):
+                bad.append(f"{where} {x['method']} {k}: {x[k]} vs numpy {w}")
+want, top = expect(seqs)
+compare(j, want, top, "run")
+# the run must exercise every method, and the affected sequences' rewards must not all be one sign
+if any(want[k]["token_fraction"] == 0 for k in want):
     bad.append(f"a method affects nothing: {want}")
+if not 0 < want["token_mask"]["affected_positive_reward_share"] < 1:
+    bad.append("the reward shares do not test anything")
+if not j["pg_bias_absolute"] or j.get("reward_side") != "inf":
+    bad.append(f"pg_bias_absolute {j['pg_bias_absolute']}, reward_side {j.get('reward_side')}")
+# per step: steps 0..3 in order, each against numpy over that step's sequences alone
+ps = j.get("per_slice", {})
+if ps.get("key") != "step" or [g["value"] for g in ps.get("values", [])] != ["0", "1", "2", "3"]:
+    bad.append(f"per_slice {ps.get('key')} {[g['value'] for g in ps.get('values', [])]}")
+for g in ps.get("values", []):
+    sub = [s for s in seqs if str(s["step"]) == g["value"]]
+    if g["sequences"] != len(sub):
+        bad.append(f"step {g['value']}: {g['sequences']} sequences vs {len(sub)}")
+    want, top = expect(sub)
+    compare(g, want, top, "step " + g["value"])
 print("\n".join(bad) if bad else "agree")
 PY
 contains numpy run.txt "agree"
@@ -106,6 +163,13 @@ contains bad-bounds-why err.txt "0 ≤ A ≤ B"
 check not-number 2 "$kcx" corrections --run run.jsonl --method geo_mask:a,1
 check preset 2 "$kcx" corrections --run run.jsonl --preset verl
 check no-run 2 "$kcx" corrections
+check no-key 2 "$kcx" corrections --run run.jsonl --per-slice lang
+contains no-key-why err.txt "no slice key 'lang' (its keys: step)"
+check bad-contract 2 "$kcx" corrections --run run.jsonl --contract missing.yaml
+contains bad-contract-why err.txt "missing.yaml"
+check per-step-table 0 "$kcx" corrections --run run.jsonl --per-slice step
+contains per-step-table-3 out.txt "step = 3:"
+contains reward-column out.txt "affected with reward > 0"
 check missing 2 "$kcx" corrections --run missing.jsonl
 check over-input 2 "$kcx" corrections --run run.jsonl --json run.jsonl
 finish
