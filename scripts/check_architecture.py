@@ -42,8 +42,9 @@ UI = {
     'summary': VIEWS + ['heatmap'],
     'steps': VIEWS,
     'compare': VIEWS,
+    'corrections': VIEWS,
     'report': VIEWS + ['contract', 'heatmap', 'charts', 'signoff'],
-    'window': VIEWS + ['contract', 'heatmap', 'charts', 'drilldown', 'signoff', 'discover', 'summary', 'steps', 'compare', 'report'],
+    'window': VIEWS + ['contract', 'heatmap', 'charts', 'drilldown', 'signoff', 'discover', 'summary', 'steps', 'compare', 'corrections', 'report'],
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 

@@ -3,17 +3,24 @@
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
 #include <QTableView>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QUndoStack>
 #include <QtTest/QTest>
 
 #include <cmath>
+#include <fstream>
 
 #include "core/demo/demo.h"
+#include "tests/support/wait_scale.h"
 #include "core/evaluate/evaluator.h"
 #include "ui/contract/bounds_model.h"
 #include "ui/contract/bounds_panel.h"
 #include "ui/contract/promotion_model.h"
 #include "ui/contract/promotion_view.h"
 #include "ui/contract/verdict_banner.h"
+#include "ui/corrections/corrections_panel.h"
+#include "ui/corrections/weight_histogram.h"
 #include "ui/drilldown/sequence_view.h"
 #include "ui/drilldown/token_strip.h"
 #include "ui/drilldown/token_table_model.h"
@@ -392,6 +399,87 @@ private slots:
         QVERIFY(banner.evaluatingShown());
         QTRY_VERIFY_WITH_TIMEOUT(!banner.evaluatingShown(), 120000);
         QCOMPARE(session.latest().contract->find("N1")->max->value, 10.0);
+    }
+    // The Corrections tab (issue 21) on a run whose log-weights are r = 0.3 ± 0.05 at every
+    // token (4 tokens per sequence, alternating), six sequences, steps 0 and 1, reward 1 on the
+    // even sequences. Everything below is worked out by hand from those weights.
+    void correctionsPanel() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("offset.jsonl"));
+        {
+            std::ofstream f(path.toStdString());
+            for (int s = 0; s < 6; ++s)
+                f << "{\"id\": \"s" << s << "\", \"step\": " << s % 2 << ", \"reward_inf\": " << (s % 2 ? 0 : 1)
+                  << ", \"tokens\": [1, 2, 3, 4], \"logp_train\": [-0.65, -0.75, -0.65, -0.75], "
+                     "\"logp_inf\": [-1, -1, -1, -1]}\n";
+        }
+        Session session;
+        QUndoStack undo;
+        VerdictBanner banner;
+        banner.setSession(&session);
+        CorrectionsPanel panel(&session, &undo);
+        QObject::connect(&panel, &CorrectionsPanel::diagnosed, &banner, &VerdictBanner::setDiagnosis);
+        panel.resize(900, 400);
+        panel.show();
+        session.openRun(path);
+        QTRY_VERIFY_WITH_TIMEOUT(session.run() && panel.report() && !panel.isBusy(), test::waitMs(60000));
+        // mean w = e^0.3 cosh 0.05 exactly in every sequence, so its standard error is 0: a
+        // constant offset of 0.3 + log cosh 0.05 nats, named on the banner.
+        const double delta = 0.3 + std::log(std::cosh(0.05));
+        const auto found = panel.diagnosis()->findings();
+        QCOMPARE(found.size(), size_t(1));
+        QCOMPARE(found[0].cause, std::string("constant_offset"));
+        QVERIFY(std::fabs(found[0].estimate - delta) < 1e-12);
+        QVERIFY2(banner.diagnosisText().contains(QStringLiteral("constant offset (0.301 nats)")), qPrintable(banner.diagnosisText()));
+        // The defaults: tis:2 truncates nothing (the weights are e^0.35 = 1.419 and e^0.25 = 1.284).
+        const CorrectionsReport* r = panel.report().get();
+        QCOMPARE(r->tokens, uint64_t(24));
+        QCOMPARE(r->methods[0].method.name(), std::string("tis"));
+        QCOMPARE(r->methods[0].tokens, uint64_t(0));
+        // geo_mask [0.99, 1.01]: every sequence's exp(mean r) = e^0.3 is outside: all 24 tokens.
+        QCOMPARE(r->methods[2].tokens, uint64_t(24));
+        // Typing C = 1.3 truncates the e^0.35 tokens: half of them, in every sequence; the ESS of
+        // {1.3, e^0.25} repeated; all six sequences affected, three of them rewarded.
+        panel.table()->item(0, 1)->setText(QStringLiteral("1.3"));
+        QCOMPARE(undo.count(), 1);
+        QTRY_VERIFY_WITH_TIMEOUT(!panel.isBusy() && panel.report()->methods[0].tokens == 12, test::waitMs(60000));
+        const double a = 1.3, b = std::exp(0.25);
+        const CorrectionResult& tis = panel.report()->methods[0];
+        QVERIFY(std::fabs(tis.ess - (a + b) * (a + b) / (2 * (a * a + b * b))) < 1e-12);
+        QCOMPARE(tis.sequences, uint64_t(6));
+        QCOMPARE(tis.positiveRewardShare, 0.5);
+        QVERIFY(std::fabs(tis.rho - std::log(1.3)) < 1e-12);
+        QCOMPARE(panel.table()->item(0, 3)->text(), QStringLiteral("50 %"));
+        // A bound out of order is refused and the cell shows the old value again.
+        panel.table()->item(1, 1)->setText(QStringLiteral("3"));   // token_mask A = 3 > B = 2
+        QCOMPARE(undo.count(), 1);
+        QCOMPARE(panel.methods()[1].params[0], 0.5);
+        // Per step: two groups of three sequences, each with half its tokens truncated.
+        panel.setPerSlice(QStringLiteral("step"));
+        QTRY_VERIFY_WITH_TIMEOUT(!panel.isBusy() && panel.report()->groups.size() == 2, test::waitMs(60000));
+        QCOMPARE(panel.sliceTable()->rowCount(), 2);
+        QCOMPARE(panel.sliceTable()->item(1, 0)->text(), QStringLiteral("1"));
+        QCOMPARE(panel.sliceTable()->item(1, 2)->text(), QStringLiteral("50 %"));
+        QCOMPARE(panel.report()->groups[1].report.methods[0].positiveRewardShare, 0.0);   // odd sequences: reward 0
+        // Dragging the line from 1.3 to 1.6 (above both weights) is one undo step and
+        // truncates nothing; undo puts 1.3 back.
+        WeightHistogram* h = panel.histogram();
+        QTRY_VERIFY(h->bounds().size() == 1 && h->bounds()[0] == 1.3);
+        const int y = h->height() / 2;
+        QTest::mousePress(h, Qt::LeftButton, {}, QPoint(int(std::lround(h->xOf(1.3))), y));
+        for (double w : {1.4, 1.5, 1.6}) {
+            QMouseEvent move(QEvent::MouseMove, QPointF(h->xOf(w), y), h->mapToGlobal(QPointF(h->xOf(w), y)), Qt::NoButton,
+                             Qt::LeftButton, Qt::NoModifier);
+            QCoreApplication::sendEvent(h, &move);
+        }
+        QTest::mouseRelease(h, Qt::LeftButton, {}, QPoint(int(std::lround(h->xOf(1.6))), y));
+        QCOMPARE(undo.count(), 2);
+        const double dragged = panel.methods()[0].params[0];
+        QVERIFY2(dragged > 1.55 && dragged < 1.65, qPrintable(QString::number(dragged)));
+        QTRY_VERIFY_WITH_TIMEOUT(!panel.isBusy() && panel.report()->methods[0].tokens == 0, test::waitMs(60000));
+        undo.undo();
+        QCOMPARE(panel.methods()[0].params[0], 1.3);
+        QTRY_VERIFY_WITH_TIMEOUT(!panel.isBusy() && panel.report()->methods[0].tokens == 12, test::waitMs(60000));
     }
     // Pictures of every widget on the demo run, for people to look at:
     // KCX_VIEWS_SCREENSHOTS=/tmp ./test_views screenshots

@@ -2,6 +2,7 @@
 
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QVBoxLayout>
 
 #include "ui/session/session.h"
 #include "ui/style/action_style.h"
@@ -10,7 +11,7 @@ namespace kcx::ui {
 
 VerdictBanner::VerdictBanner(QWidget* parent)
     : QFrame(parent), verdict_(new QLabel(this)), action_(new QLabel(this)), counts_(new QLabel(this)),
-      busy_(new QLabel(tr("evaluating\u2026"), this)) {
+      busy_(new QLabel(tr("evaluating\u2026"), this)), diagnosis_(new QLabel(this)) {
     setAutoFillBackground(true);
     setFrameShape(QFrame::NoFrame);
     QFont big = verdict_->font();
@@ -20,8 +21,18 @@ VerdictBanner::VerdictBanner(QWidget* parent)
     QFont italic = busy_->font();
     italic.setItalic(true);
     busy_->setFont(italic);
-    auto* layout = new QHBoxLayout(this);
-    layout->setContentsMargins(12, 6, 12, 6);
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(12, 6, 12, 6);
+    outer->setSpacing(2);
+    auto* layout = new QHBoxLayout;
+    outer->addLayout(layout);
+    diagnosis_->setTextFormat(Qt::RichText);
+    diagnosis_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    diagnosis_->setObjectName(QStringLiteral("bannerDiagnosis"));
+    diagnosis_->hide();
+    connect(diagnosis_, &QLabel::linkActivated, this, [this] { emit diagnosisActivated(); });
+    outer->addWidget(diagnosis_);
+    layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(24);
     layout->addWidget(verdict_);
     layout->addWidget(action_);
@@ -86,6 +97,16 @@ void VerdictBanner::setLoadFailed(const QString& message) {
     loadError_ = message;
     refresh();
 }
+
+void VerdictBanner::setDiagnosis(const QString& summary) {
+    diagnosis_->setVisible(!summary.isEmpty());
+    diagnosis_->setText(summary.isEmpty() ? QString()
+                                          : QStringLiteral("\u26a0 %1 — <a href=\"corrections\" style=\"color: inherit\">details</a>")
+                                                .arg(summary.toHtmlEscaped()));
+    diagnosis_->setToolTip(summary);
+}
+
+QString VerdictBanner::diagnosisText() const { return diagnosis_->isHidden() ? QString() : diagnosis_->toolTip(); }
 
 QString VerdictBanner::verdictText() const { return verdict_->text(); }
 QString VerdictBanner::actionText() const { return action_->text(); }

@@ -3,7 +3,8 @@
 // the current stage, the counts of results by status, and "evaluating…" while the
 // session has an evaluation in flight. Before the first evaluation it says what is
 // happening or missing: loading (with the share read), evaluating, no run, no contract,
-// or why the run could not be loaded.
+// or why the run could not be loaded. Under it, when `kcx diagnose`'s tests found a
+// systematic cause, a line naming it.
 #pragma once
 
 #include <QFrame>
@@ -31,12 +32,19 @@ public:
     // Before an evaluation exists: what the window is doing or waiting for.
     void setLoading(bool loading, double fraction = 0, const QString& what = {});
     void setLoadFailed(const QString& message);
+    // The diagnosis of systematic causes (issue 21): a second line when something was found;
+    // "" hides it. A click on it emits diagnosisActivated (the window shows Corrections).
+    void setDiagnosis(const QString& summary);
+    QString diagnosisText() const;
 
     QString verdictText() const;
     QString actionText() const;
     QString countsText() const;
     bool evaluatingShown() const { return evaluating_; }
     QColor colour() const { return colour_; }
+
+signals:
+    void diagnosisActivated();
 
 private:
     void refresh();
@@ -53,6 +61,7 @@ private:
     QLabel* action_;
     QLabel* counts_;
     QLabel* busy_;
+    QLabel* diagnosis_;
 };
 
 }  // namespace kcx::ui

@@ -31,6 +31,8 @@
 #include "ui/session/session.h"
 #include "ui/signoff/signoff_panel.h"
 #include "ui/compare/compare_panel.h"
+#include "ui/contract/verdict_banner.h"
+#include "ui/corrections/corrections_panel.h"
 #include "ui/steps/steps_panel.h"
 #include "ui/summary/summary_panel.h"
 #include "ui/window/panels.h"
@@ -200,6 +202,12 @@ void MainWindow::buildPanels() {
     details_->addTab(comparePanel_, tr("Co&mpare"));
     connect(comparePanel_, &ComparePanel::failed, this,
             [this](const QString& why) { statusBar()->showMessage(tr("Compare: %1").arg(why), 10000); });
+    correctionsPanel_ = new CorrectionsPanel(session_, undo_, details_);
+    details_->addTab(correctionsPanel_, tr("Co&rrections"));
+    connect(correctionsPanel_, &CorrectionsPanel::diagnosed, this,
+            [this](const QString& summary) { static_cast<VerdictBanner*>(banner_)->setDiagnosis(summary); });
+    connect(static_cast<VerdictBanner*>(banner_), &VerdictBanner::diagnosisActivated, this,
+            [this] { details_->setCurrentWidget(correctionsPanel_); });
     signoff_ = new SignoffPanel(session_, details_);
     signoff_->setBeforeSigning([this] { return saveBeforeSigning(); });
     details_->addTab(signoff_, tr("Sign-o&ff"));
@@ -351,7 +359,7 @@ bool MainWindow::settled() const {
         return false;
     if (session_->summary())
         return summaryPanel_->isDrawn();
-    if ((stepsPanel_->isVisible() && !stepsPanel_->isDrawn()) || comparePanel_->isBusy())
+    if ((stepsPanel_->isVisible() && !stepsPanel_->isDrawn()) || comparePanel_->isBusy() || correctionsPanel_->isBusy())
         return false;
     // State, not events: the view shows this run's data and has nothing on its way.
     const HeatmapView* view = heatmap_->view();

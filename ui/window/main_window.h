@@ -31,6 +31,7 @@ class DiscoverPanel;
 class SummaryPanel;
 class StepsPanel;
 class ComparePanel;
+class CorrectionsPanel;
 struct EvaluationSnapshot;
 
 class MainWindow : public QMainWindow {
@@ -48,6 +49,7 @@ public:
     SummaryPanel* summaryPanel() const { return summaryPanel_; }
     StepsPanel* stepsPanel() const { return stepsPanel_; }
     ComparePanel* comparePanel() const { return comparePanel_; }
+    CorrectionsPanel* correctionsPanel() const { return correctionsPanel_; }
     // File ▸ Compare with…: run B against the open run, shown in the Compare tab.
     void compareWith(const QString& path);
 
@@ -124,6 +126,7 @@ private:
     SummaryPanel* summaryPanel_ = nullptr;
     StepsPanel* stepsPanel_ = nullptr;
     ComparePanel* comparePanel_ = nullptr;
+    CorrectionsPanel* correctionsPanel_ = nullptr;
     bool splitMoved_ = false;   // the user placed the divider: resizing keeps their choice
     QTabWidget* details_ = nullptr;
     QWidget* charts_ = nullptr;
