@@ -10,6 +10,7 @@
 #include "core/base/printable.h"
 #include "core/contract/contract.h"
 #include "core/corrections/corrections.h"
+#include "core/corrections/presets.h"
 
 namespace kcx::app {
 
@@ -25,12 +26,17 @@ int runCorrections(const QStringList& args) {
         "the weights kept, the share of affected sequences whose reward was positive (when the run has\n"
         "rewards), and the bound chain's step 4 over the tokens kept (rho = max |log w|; the per-token\n"
         "policy-gradient bias is at most G A_max (e^rho - 1), G and A_max from --contract's bounds).\n"
-        "Without --method: tis:2, token_mask:0.5,2, geo_mask:0.99,1.01, seq_reject:0.5,2.\n"
+        "Also: tis:A,C (weights clamped to [A, C]), seq_tis:C (every token weighted by min(exp(sum r), C)),\n"
+        "product_mask:A,B (mask sequences whose exp(sum r) lies outside [A, B]).\n"
+        "Without --method or --preset: tis:2, token_mask:0.5,2, geo_mask:0.99,1.01, seq_reject:0.5,2.\n"
         "Exit codes: 0, 2 input or usage error.");
     p.addHelpOption();
     const QCommandLineOption runOpt("run", "The run (given more than once: read as one).", "RUN");
     const QCommandLineOption methodOpt("method", "A correction, e.g. tis:2 or token_mask:0.5,2 (repeatable).", "M:PARAMS");
-    const QCommandLineOption presetOpt("preset", "A framework's corrections and defaults (not available yet).", "FRAMEWORK");
+    const QCommandLineOption presetOpt("preset",
+                                       QString::fromStdString("A framework's own corrections and documented defaults, read from its code "
+                                                              "(docs/corrections.md): " + presetNames() + "."),
+                                       "FRAMEWORK");
     const QCommandLineOption perSliceOpt("per-slice", "Also per value of this slice key ('step': per training step).", "KEY");
     const QCommandLineOption contractOpt("contract", "Read G and A_max (bounds.grad_norm, bounds.advantage_max) from this contract.",
                                          "C.yaml");
@@ -47,10 +53,16 @@ int runCorrections(const QStringList& args) {
         return usageError("corrections needs --run RUN (see kcx corrections --help)");
     if (!p.positionalArguments().isEmpty())
         return usageError("unexpected argument '" + p.positionalArguments().first() + "'");
-    if (p.isSet(presetOpt))
-        return usageError("--preset: the frameworks' presets are not available yet (docs/corrections.md); give the "
-                          "corrections with --method");
     std::vector<CorrectionMethod> methods;
+    const CorrectionPreset* preset = nullptr;
+    if (p.isSet(presetOpt)) {
+        preset = findPreset(p.value(presetOpt).toLower().toStdString());
+        if (!preset)
+            return usageError("--preset: unknown framework '" + p.value(presetOpt) + "' (" + QString::fromStdString(presetNames()) +
+                              ")");
+        for (const PresetMethod& m : preset->methods)
+            methods.push_back(*parseCorrection(m.method));
+    }
     for (const QString& m : p.values(methodOpt)) {
         std::string error;
         const auto parsed = parseCorrection(m.toStdString(), &error);
@@ -93,7 +105,16 @@ int runCorrections(const QStringList& args) {
         }
     }
     const CorrectionsReport r = applyCorrections(*run, methods, options);
-    if (p.isSet(jsonOpt) && !writeOutput(p.value(jsonOpt), correctionsJson(r).dump(2) + "\n"))
+    nlohmann::json out = correctionsJson(r);
+    if (preset) {
+        out["preset"] = {{"framework", preset->framework}, {"lp_train", preset->lpTrain}, {"note", preset->note}};
+        for (size_t i = 0; i < preset->methods.size(); ++i) {
+            out["methods"][i]["setting"] = preset->methods[i].setting;
+            out["methods"][i]["fidelity"] = preset->methods[i].fidelity;
+            out["methods"][i]["source"] = preset->methods[i].source;
+        }
+    }
+    if (p.isSet(jsonOpt) && !writeOutput(p.value(jsonOpt), out.dump(2) + "\n"))
         return 2;
     if (!quiet && p.value(jsonOpt) != "-") {
         const bool rewards = !r.rewardSide.empty();
@@ -126,6 +147,14 @@ int runCorrections(const QStringList& args) {
         std::printf("%s: %llu tokens with both log-probs, %llu sequences; ess before %s, rho before %s\n\n%s",
                     qPrintable(paths.join(" + ")), (unsigned long long)r.tokens, (unsigned long long)r.sequences,
                     human(r.essBefore).c_str(), human(r.rhoBefore).c_str(), table(r).c_str());
+        if (preset) {
+            std::printf("\n%s's corrections (lp_train there: %s):\n", preset->framework.c_str(), preset->lpTrain.c_str());
+            for (const PresetMethod& m : preset->methods)
+                std::printf("  %-34s %s [%s]\n  %-34s %s\n", m.method.c_str(), printable(m.setting).c_str(),
+                            printable(m.fidelity).c_str(), "", printable(m.source).c_str());
+            if (!preset->note.empty())
+                std::printf("  %s\n", printable(preset->note).c_str());
+        }
         for (const CorrectionsGroup& g : r.groups)
             std::printf("\n%s = %s: %llu tokens, %llu sequences\n%s", printable(r.sliceKey).c_str(), printable(g.value).c_str(),
                         (unsigned long long)g.report.tokens, (unsigned long long)g.report.sequences, table(g.report).c_str());

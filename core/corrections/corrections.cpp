@@ -13,6 +13,8 @@ std::string CorrectionMethod::name() const {
     case Kind::TokenMask: return "token_mask";
     case Kind::GeoMask: return "geo_mask";
     case Kind::SeqReject: return "seq_reject";
+    case Kind::SeqTis: return "seq_tis";
+    case Kind::ProductMask: return "product_mask";
     }
     return "?";
 }
@@ -34,11 +36,18 @@ std::optional<CorrectionMethod> parseCorrection(const std::string& text, std::st
         m.kind = CorrectionMethod::Kind::GeoMask;
     else if (name == "seq_reject")
         m.kind = CorrectionMethod::Kind::SeqReject;
+    else if (name == "seq_tis")
+        m.kind = CorrectionMethod::Kind::SeqTis;
+    else if (name == "product_mask")
+        m.kind = CorrectionMethod::Kind::ProductMask;
     else
-        return fail("unknown correction '" + name + "' (tis:C, token_mask:A,B, geo_mask:A,B, seq_reject:A,B)");
-    const size_t want = m.kind == CorrectionMethod::Kind::Tis ? 1 : 2;
+        return fail("unknown correction '" + name +
+                    "' (tis:C, tis:A,C, token_mask:A,B, geo_mask:A,B, seq_reject:A,B, seq_tis:C, product_mask:A,B)");
+    size_t want = m.kind == CorrectionMethod::Kind::SeqTis ? 1 : 2;
     if (colon == std::string::npos)
-        return fail(name + " needs " + (want == 1 ? "a bound, e.g. tis:2" : "two bounds, e.g. " + name + ":0.5,2"));
+        return fail(name + " needs " +
+                    (m.kind == CorrectionMethod::Kind::Tis || want == 1 ? "a bound, e.g. " + name + ":2"
+                                                                       : "two bounds, e.g. " + name + ":0.5,2"));
     std::string rest = text.substr(colon + 1);
     size_t at = 0;
     while (at <= rest.size()) {
@@ -46,21 +55,45 @@ std::optional<CorrectionMethod> parseCorrection(const std::string& text, std::st
         const std::string part = rest.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
         char* end = nullptr;
         const double v = std::strtod(part.c_str(), &end);
-        if (part.empty() || end != part.c_str() + part.size() || !std::isfinite(v))
+        const bool infinite = part == "inf" && comma == std::string::npos;
+        if (!infinite && (part.empty() || end != part.c_str() + part.size() || !std::isfinite(v)))
             return fail("'" + part + "' in '" + text + "' is not a number");
         m.params.push_back(v);
         if (comma == std::string::npos)
             break;
         at = comma + 1;
     }
+    if (m.kind == CorrectionMethod::Kind::Tis && m.params.size() == 1)
+        want = 1;
     if (m.params.size() != want)
-        return fail(name + " takes " + std::to_string(want) + " number" + (want == 1 ? "" : "s") + ", got " +
-                    std::to_string(m.params.size()) + " in '" + text + "'");
-    if (want == 1 && !(m.params[0] > 0))
-        return fail("tis: the truncation C must be positive");
-    if (want == 2 && !(m.params[0] >= 0 && m.params[0] <= m.params[1]))
-        return fail(name + ": the bounds need 0 ≤ A ≤ B");
+        return fail(name + " takes " +
+                    (m.kind == CorrectionMethod::Kind::Tis ? std::string("one or two numbers")
+                                                           : std::to_string(want) + " number" + (want == 1 ? "" : "s")) +
+                    ", got " + std::to_string(m.params.size()) + " in '" + text + "'");
+    std::string why;
+    if (!checkCorrection(m, &why))
+        return fail(why);
     return m;
+}
+
+bool checkCorrection(const CorrectionMethod& m, std::string* error) {
+    auto fail = [&](const std::string& why) {
+        if (error)
+            *error = why;
+        return false;
+    };
+    const auto& p = m.params;
+    const bool tis = m.kind == CorrectionMethod::Kind::Tis, seqTis = m.kind == CorrectionMethod::Kind::SeqTis;
+    if (p.empty() || p.size() > 2 || (seqTis && p.size() != 1) || (!tis && !seqTis && p.size() != 2))
+        return fail(m.name() + ": wrong number of bounds");
+    if ((tis || seqTis) && !(p.back() > 0))
+        return fail(m.name() + ": the truncation C must be positive");
+    if (p.size() == 2 && !(p[0] >= 0 && p[0] <= p[1]))
+        return fail(m.name() + ": the bounds need 0 ≤ A ≤ B");
+    for (double v : p)
+        if (std::isnan(v) || v < 0)
+            return fail(m.name() + ": a bound is not a non-negative number");
+    return true;
 }
 
 std::vector<CorrectionMethod> defaultCorrections() {
@@ -78,6 +111,13 @@ double pgBiasOf(double rho, const CorrectionsOptions& o) {
         return std::numeric_limits<double>::quiet_NaN();
     const double g = std::expm1(rho);
     return o.gradNorm && o.advantageMax ? *o.gradNorm * *o.advantageMax * g : g;
+}
+
+nlohmann::json paramsJson(const std::vector<double>& params) {
+    nlohmann::json a = nlohmann::json::array();
+    for (double v : params)
+        a.push_back(std::isfinite(v) ? nlohmann::json(v) : nlohmann::json("inf"));
+    return a;
 }
 
 }  // namespace
@@ -175,14 +215,30 @@ CorrectionsReport applyCorrections(const Run& run, const std::vector<CorrectionM
             uint64_t hit = 0;
             switch (m.kind) {
             case CorrectionMethod::Kind::Tis: {
-                const double logC = std::log(m.params[0]);
+                // tis:C, or tis:A,C: clamped to [A, C]
+                const double C = m.params.back(), A = m.params.size() > 1 ? m.params[0] : 0;
                 for (size_t t = 0; t < w.size(); ++t) {
-                    const bool cut = w[t] > m.params[0];
-                    hit += cut;
-                    if (cut)
-                        a.truncated += w[t] - m.params[0];
-                    keep(cut ? m.params[0] : w[t], cut ? logC : r[t]);
+                    const bool high = w[t] > C, low = w[t] < A;
+                    hit += high || low;
+                    if (high)
+                        a.truncated += w[t] - C;
+                    const double used = high ? C : low ? A : w[t];
+                    keep(used, high || low ? std::log(used) : r[t]);
                 }
+                a.tokens += hit;
+                break;
+            }
+            case CorrectionMethod::Kind::SeqTis: {
+                // Every token weighted by the sequence's min(exp(Σ r), C), Σ r clamped at ±20.
+                const double sr = std::clamp(sumR, -20.0, 20.0), C = m.params[0];
+                const bool cut = std::exp(sr) > C;
+                const double used = cut ? C : std::exp(sr), logUsed = cut ? std::log(C) : sr;
+                for (size_t t = 0; t < w.size(); ++t) {
+                    if (cut)
+                        a.truncated += std::exp(sr) - C;
+                    keep(used, logUsed);
+                }
+                hit = cut ? w.size() : 0;
                 a.tokens += hit;
                 break;
             }
@@ -197,10 +253,13 @@ CorrectionsReport applyCorrections(const Run& run, const std::vector<CorrectionM
                 a.tokens += hit;
                 break;
             case CorrectionMethod::Kind::GeoMask:
+            case CorrectionMethod::Kind::ProductMask:
             case CorrectionMethod::Kind::SeqReject: {
                 bool drop = false;
                 if (m.kind == CorrectionMethod::Kind::GeoMask)
                     drop = outside(geo);
+                else if (m.kind == CorrectionMethod::Kind::ProductMask)
+                    drop = outside(std::exp(std::clamp(sumR, -20.0, 20.0)));
                 else
                     for (double x : w)
                         drop = drop || outside(x);
@@ -239,7 +298,8 @@ CorrectionsReport applyCorrections(const Run& run, const std::vector<CorrectionM
         c.positiveRewardShare = acc[k].withReward ? double(acc[k].positive) / double(acc[k].withReward) : nan;
         c.rho = acc[k].kept ? acc[k].rho : nan;
         c.pgBias = pgBiasOf(c.rho, options);
-        c.truncatedMass = c.method.kind == CorrectionMethod::Kind::Tis && rep.tokens ? acc[k].truncated / double(rep.tokens) : nan;
+        const bool truncates = c.method.kind == CorrectionMethod::Kind::Tis || c.method.kind == CorrectionMethod::Kind::SeqTis;
+        c.truncatedMass = truncates && rep.tokens ? acc[k].truncated / double(rep.tokens) : nan;
         rep.methods.push_back(c);
     }
     return rep;
@@ -264,7 +324,7 @@ nlohmann::json correctionsJson(const CorrectionsReport& r) {
     nlohmann::json methods = nlohmann::json::array();
     for (const CorrectionResult& c : r.methods) {
         nlohmann::json m = {{"method", c.method.name()},
-                            {"params", c.method.params},
+                            {"params", paramsJson(c.method.params)},
                             {"token_fraction", num(c.tokenFraction)},
                             {"sequence_fraction", num(c.sequenceFraction)},
                             {"ess", num(c.ess)},
@@ -273,7 +333,7 @@ nlohmann::json correctionsJson(const CorrectionsReport& r) {
                             {"tokens_kept", c.tokensKept},
                             {"rho", num(c.rho)},
                             {"pg_bias", num(c.pgBias)}};
-        if (c.method.kind == CorrectionMethod::Kind::Tis)
+        if (c.method.kind == CorrectionMethod::Kind::Tis || c.method.kind == CorrectionMethod::Kind::SeqTis)
             m["truncated_mass"] = num(c.truncatedMass);
         if (!r.rewardSide.empty()) {
             m["affected_with_reward"] = c.affectedWithReward;

@@ -1,10 +1,16 @@
 // Off-policy corrections, what-if (SPEC 11, issue 21; docs/corrections.md): what the usual
 // corrections for training–inference mismatch would do to a run, with w = exp(r),
 // r = lp_train − lp_inf, over the tokens whose two log-probs are both finite:
-//   tis:C           truncate token weights at C (w > C becomes C);
+//   tis:C           truncate token weights at C (w > C becomes C); tis:A,C clamps them to
+//                   [A, C] (OpenRLHF's and slime's two-sided clamp);
 //   token_mask:A,B  mask tokens with w outside [A, B] (IcePop-style);
 //   geo_mask:A,B    mask sequences whose exp(mean_t r_t) lies outside [A, B];
-//   seq_reject:A,B  mask sequences with any token weight outside [A, B].
+//   seq_reject:A,B  mask sequences with any token weight outside [A, B];
+// and two extensions the frameworks' presets need (docs/corrections.md):
+//   seq_tis:C       every token of a sequence weighted by min(exp(Σ_t r_t), C) (verl's,
+//                   SkyRL's and TRL's sequence-level truncated IS; Σ r clamped at ±20);
+//   product_mask:A,B mask sequences whose exp(Σ_t r_t) lies outside [A, B] (TRL's default
+//                   sequence_mask, SkyRL's product mask, verl's seq_sum_k1).
 // For each: token_fraction (tokens truncated or masked, directly or with their sequence,
 // over all such tokens), sequence_fraction (sequences with at least one, over the sequences
 // that have any token), and ess = (Σw)² / (n Σw²) over the n tokens kept, with the weights
@@ -24,15 +30,17 @@
 namespace kcx {
 
 struct CorrectionMethod {
-    enum class Kind { Tis, TokenMask, GeoMask, SeqReject };
+    enum class Kind { Tis, TokenMask, GeoMask, SeqReject, SeqTis, ProductMask };
     Kind kind = Kind::Tis;
-    std::vector<double> params;   // tis: {C}; the others: {A, B}
+    std::vector<double> params;   // tis: {C} or {A, C}; seq_tis: {C}; the others: {A, B}
     std::string name() const;     // "tis", "token_mask", …
 };
 
 // "tis:2", "token_mask:0.5,2", …; nullopt and *error set when the text does not parse or
-// the parameters are out of range (C > 0; 0 ≤ A ≤ B).
+// the parameters are out of range (C > 0; 0 ≤ A ≤ B). "inf" is accepted as an upper bound.
 std::optional<CorrectionMethod> parseCorrection(const std::string& text, std::string* error = nullptr);
+// Whether the method's bounds are in range; *error says why not.
+bool checkCorrection(const CorrectionMethod& m, std::string* error = nullptr);
 // tis:2, token_mask:0.5,2, geo_mask:0.99,1.01, seq_reject:0.5,2 — the defaults the issue's
 // frameworks document (docs/corrections.md).
 std::vector<CorrectionMethod> defaultCorrections();

@@ -153,15 +153,96 @@ for g in ps.get("values", []):
 print("\n".join(bad) if bad else "agree")
 PY
 contains numpy run.txt "agree"
+# The extensions the presets need, against numpy: tis:A,C clamps both sides; seq_tis:C weights
+# every token of a sequence by min(exp(Σr), C); product_mask:A,B masks sequences whose exp(Σr)
+# lies outside [A, B] (Σr clamped at ±20, as seq_ratio).
+check extensions 0 "$kcx" corrections --run run.jsonl --method tis:0.5,2 --method seq_tis:1.5 --method product_mask:0.5,2 \
+  --method seq_reject:0.7,inf --json ext.json --quiet
+$py - <<'PY' > ext.txt
+import json, math, numpy as np
+seqs = [json.loads(l) for l in open("run.jsonl")]
+R = [np.array(s["logp_train"]) - np.array(s["logp_inf"]) for s in seqs]
+W = [np.exp(r) for r in R]
+n, m = sum(len(w) for w in W), len(W)
+def ess(ws):
+    w = np.concatenate([x for x in ws if len(x)]) if ws else np.array([])
+    return (w.sum() ** 2) / (len(w) * (w * w).sum())
+want = {}
+lo, hi = 0.5, 2.0
+hit = [(w < lo) | (w > hi) for w in W]
+kept = [np.clip(w, lo, hi) for w in W]
+want["tis"] = dict(token_fraction=sum(h.sum() for h in hit) / n, sequence_fraction=sum(h.any() for h in hit) / m,
+                   ess=ess(kept), rho=max(np.abs(np.log(k)).max() for k in kept),
+                   truncated_mass=sum(np.maximum(w - hi, 0).sum() for w in W) / n)
+C = 1.5
+sr = [np.clip(r.sum(), -20, 20) for r in R]
+cut = [math.exp(x) > C for x in sr]
+used = [np.full(len(r), min(math.exp(x), C)) for r, x in zip(R, sr)]
+want["seq_tis"] = dict(token_fraction=sum(len(r) for r, c in zip(R, cut) if c) / n, sequence_fraction=sum(cut) / m,
+                       ess=ess(used), rho=max(abs(math.log(u[0])) for u in used),
+                       truncated_mass=sum(len(r) * (math.exp(x) - C) for r, x, c in zip(R, sr, cut) if c) / n)
+drop = [not (0.5 <= math.exp(x) <= 2.0) for x in sr]
+kept = [w for w, d in zip(W, drop) if not d]
+want["product_mask"] = dict(token_fraction=sum(len(w) for w, d in zip(W, drop) if d) / n, sequence_fraction=sum(drop) / m,
+                            ess=ess(kept), rho=max(np.abs(np.log(w)).max() for w in kept))
+rej = [(w < 0.7).any() for w in W]
+kept = [w for w, d in zip(W, rej) if not d]
+want["seq_reject"] = dict(token_fraction=sum(len(w) for w, d in zip(W, rej) if d) / n, sequence_fraction=sum(rej) / m,
+                          ess=ess(kept))
+j = json.load(open("ext.json"))
+bad = []
+for x in j["methods"]:
+    for k, w in want[x["method"]].items():
+        if abs(x[k] - w) > 1e-12 * max(1, abs(w)):
+            bad.append(f"{x['method']} {k}: {x[k]} vs numpy {w}")
+if j["methods"][3]["params"] != [0.7, "inf"]:
+    bad.append(f"params {j['methods'][3]['params']}")
+for k in want:
+    if not 0 < want[k]["token_fraction"] < 1:
+        bad.append(f"{k} does not test anything: {want[k]['token_fraction']}")
+print("\n".join(bad) if bad else "agree")
+PY
+contains extensions-numpy ext.txt "agree"
+# Every framework's preset runs; each method carries its setting, fidelity and a source with a
+# commit; SkyRL's are the six its docs and config name.
+for f in verl slime skyrl trl nemo-rl openrlhf prime-rl; do
+  check "preset-$f" 0 "$kcx" corrections --run run.jsonl --preset $f --json preset-$f.json --quiet
+done
+$py - <<'PY' > presets.txt
+import json, re
+bad = []
+for f in "verl slime skyrl trl nemo-rl openrlhf prime-rl".split():
+    j = json.load(open(f"preset-{f}.json"))
+    if j["preset"]["framework"] != f or not j["methods"]:
+        bad.append(f"{f}: {j.get('preset')}")
+    for m in j["methods"]:
+        if not re.match(r"^[\w.-]+/[\w.-]+@[0-9a-f]{40} \S+:\d", m.get("source", "")) or not m.get("fidelity") or not m.get("setting"):
+            bad.append(f"{f} {m['method']}: {m.get('source')} {m.get('fidelity')}")
+s = json.load(open("preset-skyrl.json"))
+got = [(m["method"], m["params"]) for m in s["methods"]]
+want = [("geo_mask", [0.99, 1.01]), ("tis", [2.0]), ("token_mask", [0.5, 2.0]), ("seq_reject", [0.0001, 100.0]),
+        ("seq_tis", [5.0]), ("product_mask", [0.5, 2.0])]
+if got != want:
+    bad.append(f"skyrl {got}")
+print("\n".join(bad) if bad else "agree")
+PY
+contains presets presets.txt "agree"
+check preset-table 0 "$kcx" corrections --run run.jsonl --preset trl
+contains preset-table-trl out.txt "vllm_importance_sampling_mode=sequence_mask"
+check unknown-preset 2 "$kcx" corrections --run run.jsonl --preset deepspeed
+contains unknown-preset-why err.txt "unknown framework 'deepspeed' (verl, slime"
+check tis-order 2 "$kcx" corrections --run run.jsonl --method tis:3,2
+check seq-tis-zero 2 "$kcx" corrections --run run.jsonl --method seq_tis:0
+check product-order 2 "$kcx" corrections --run run.jsonl --method product_mask:2,1
+check inf-first 2 "$kcx" corrections --run run.jsonl --method token_mask:inf,2
 # Refusals.
 check unknown 2 "$kcx" corrections --run run.jsonl --method clip:2
 contains unknown-why err.txt "unknown correction 'clip'"
 check no-params 2 "$kcx" corrections --run run.jsonl --method tis
-check two-for-one 2 "$kcx" corrections --run run.jsonl --method tis:1,2
+check two-for-one 2 "$kcx" corrections --run run.jsonl --method seq_tis:1,2
 check bad-bounds 2 "$kcx" corrections --run run.jsonl --method token_mask:2,0.5
 contains bad-bounds-why err.txt "0 ≤ A ≤ B"
 check not-number 2 "$kcx" corrections --run run.jsonl --method geo_mask:a,1
-check preset 2 "$kcx" corrections --run run.jsonl --preset verl
 check no-run 2 "$kcx" corrections
 check no-key 2 "$kcx" corrections --run run.jsonl --per-slice lang
 contains no-key-why err.txt "no slice key 'lang' (its keys: step)"

@@ -480,6 +480,21 @@ private slots:
         undo.undo();
         QCOMPARE(panel.methods()[0].params[0], 1.3);
         QTRY_VERIFY_WITH_TIMEOUT(!panel.isBusy() && panel.report()->methods[0].tokens == 12, test::waitMs(60000));
+        // SkyRL's preset: six methods, one undo step; its outlier mask [1e-4, 100] keeps every
+        // sequence, its sequence TIS at 5 truncates none (exp(Σr) = e^1.2 = 3.32 per sequence).
+        QVERIFY(panel.setPreset(QStringLiteral("skyrl")));
+        QCOMPARE(undo.count(), 2);   // the drag's step was undone, so the preset replaces it
+        QCOMPARE(panel.methods().size(), size_t(6));
+        QTRY_VERIFY_WITH_TIMEOUT(!panel.isBusy() && panel.report() && panel.report()->methods.size() == 6, test::waitMs(60000));
+        QCOMPARE(panel.table()->rowCount(), 6);
+        QCOMPARE(panel.report()->methods[3].method.name(), std::string("seq_reject"));
+        QCOMPARE(panel.report()->methods[3].tokens, uint64_t(0));
+        QCOMPARE(panel.report()->methods[4].method.name(), std::string("seq_tis"));
+        QCOMPARE(panel.report()->methods[4].tokens, uint64_t(0));
+        undo.undo();
+        QCOMPARE(panel.methods().size(), size_t(4));
+        QCOMPARE(panel.methods()[0].params[0], 1.3);
+        QCOMPARE(panel.preset(), QString());
     }
     // Pictures of every widget on the demo run, for people to look at:
     // KCX_VIEWS_SCREENSHOTS=/tmp ./test_views screenshots

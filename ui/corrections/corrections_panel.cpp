@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/corrections/presets.h"
 #include "ui/corrections/weight_histogram.h"
 #include "ui/session/background.h"
 #include "ui/session/session.h"
@@ -57,6 +58,24 @@ private:
     size_t method_, which_;
     double before_, after_;
     quint64 gesture_;
+};
+
+// A switch of preset: the whole list of methods before and after.
+class CorrectionPresetCommand : public QUndoCommand {
+public:
+    CorrectionPresetCommand(CorrectionsPanel* panel, std::vector<CorrectionMethod> before, QString beforeName,
+                            std::vector<CorrectionMethod> after, QString afterName)
+        : panel_(panel), before_(std::move(before)), after_(std::move(after)), beforeName_(std::move(beforeName)),
+          afterName_(std::move(afterName)) {
+        setText(QObject::tr("corrections preset %1").arg(afterName_.isEmpty() ? QObject::tr("defaults") : afterName_));
+    }
+    void undo() override { panel_->applyMethods(before_, beforeName_); }
+    void redo() override { panel_->applyMethods(after_, afterName_); }
+
+private:
+    CorrectionsPanel* panel_;
+    std::vector<CorrectionMethod> before_, after_;
+    QString beforeName_, afterName_;
 };
 
 struct Histograms {
@@ -112,7 +131,7 @@ Histograms histogramsOf(const Run& run) {
 CorrectionsPanel::CorrectionsPanel(Session* session, QUndoStack* undo, QWidget* parent)
     : QWidget(parent), session_(session), undo_(undo), diagnosisLabel_(new QLabel(this)), caption_(new QLabel(this)),
       histogram_(new WeightHistogram(this)), table_(new QTableWidget(this)), perSlice_(new QComboBox(this)),
-      sliceTable_(new QTableWidget(this)), methods_(defaultCorrections()) {
+      sliceTable_(new QTableWidget(this)), presetBox_(new QComboBox(this)), methods_(defaultCorrections()) {
     auto* layout = new QVBoxLayout(this);
     diagnosisLabel_->setWordWrap(true);
     diagnosisLabel_->setTextFormat(Qt::RichText);
@@ -143,7 +162,21 @@ CorrectionsPanel::CorrectionsPanel(Session* session, QUndoStack* undo, QWidget* 
     table_->setSelectionMode(QAbstractItemView::SingleSelection);
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     table_->setToolTip(tr("Type a bound to change it, or drag its line on the histogram (Ctrl+Z undoes)."));
-    right->addWidget(table_);
+    auto* methodsBox = new QWidget(right);
+    auto* ml = new QVBoxLayout(methodsBox);
+    ml->setContentsMargins(0, 0, 0, 0);
+    auto* presetRow = new QHBoxLayout;
+    presetRow->addWidget(new QLabel(tr("Corrections of:"), methodsBox));
+    presetBox_->addItem(tr("KCX's defaults"), QString());
+    for (const CorrectionPreset& p : correctionPresets())
+        presetBox_->addItem(QString::fromStdString(p.framework), QString::fromStdString(p.framework));
+    presetBox_->setToolTip(tr("A framework's own corrections and documented defaults, read from its code "
+                              "(docs/corrections.md)"));
+    presetRow->addWidget(presetBox_);
+    presetRow->addStretch(1);
+    ml->addLayout(presetRow);
+    ml->addWidget(table_, 1);
+    right->addWidget(methodsBox);
     auto* sliceBox = new QWidget(right);
     auto* sl = new QVBoxLayout(sliceBox);
     sl->setContentsMargins(0, 0, 0, 0);
@@ -188,6 +221,10 @@ CorrectionsPanel::CorrectionsPanel(Session* session, QUndoStack* undo, QWidget* 
             setBound(size_t(selected_), size_t(index), snapSignificant(w, 3), gesture_);
     });
     connect(histogram_, &WeightHistogram::dragFinished, this, [this] { gesture_ = 0; });
+    connect(presetBox_, &QComboBox::currentIndexChanged, this, [this] {
+        if (!filling_)
+            setPreset(presetBox_->currentData().toString());
+    });
     connect(perSlice_, &QComboBox::currentIndexChanged, this, [this] {
         if (!filling_)
             recompute();
@@ -276,7 +313,7 @@ bool CorrectionsPanel::setBound(size_t method, size_t which, double value, quint
     CorrectionMethod m = methods_[method];
     const double before = m.params[which];
     m.params[which] = value;
-    if (m.kind == CorrectionMethod::Kind::Tis ? !(value > 0) : !(m.params[0] >= 0 && m.params[0] <= m.params[1]))
+    if (!checkCorrection(m))
         return false;
     if (before == value)
         return true;
@@ -285,6 +322,39 @@ bool CorrectionsPanel::setBound(size_t method, size_t which, double value, quint
     else
         applyBound(method, which, value);
     return true;
+}
+
+bool CorrectionsPanel::setPreset(const QString& framework) {
+    std::vector<CorrectionMethod> methods;
+    if (framework.isEmpty()) {
+        methods = defaultCorrections();
+    } else {
+        const CorrectionPreset* p = findPreset(framework.toStdString());
+        if (!p)
+            return false;
+        for (const PresetMethod& m : p->methods)
+            methods.push_back(*parseCorrection(m.method));
+    }
+    if (framework == preset_)
+        return true;
+    if (undo_)
+        undo_->push(new CorrectionPresetCommand(this, methods_, preset_, methods, framework));
+    else
+        applyMethods(methods, framework);
+    return true;
+}
+
+void CorrectionsPanel::applyMethods(const std::vector<CorrectionMethod>& methods, const QString& preset) {
+    methods_ = methods;
+    preset_ = preset;
+    selected_ = 0;
+    filling_ = true;
+    presetBox_->setCurrentIndex(std::max(0, presetBox_->findData(preset)));
+    filling_ = false;
+    report_.reset();
+    showReport();
+    updateHistogram();
+    recompute();
 }
 
 void CorrectionsPanel::applyBound(size_t method, size_t which, double value) {

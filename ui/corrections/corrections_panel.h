@@ -43,6 +43,11 @@ public:
     void selectMethod(int method);
     int selectedMethod() const { return selected_; }
     void setPerSlice(const QString& key);   // "" = over the run only
+    // A framework's preset ("verl", …; "" = KCX's defaults), as one undo step.
+    bool setPreset(const QString& framework);
+    // Replaces the methods without an undo step (the undo command itself).
+    void applyMethods(const std::vector<CorrectionMethod>& methods, const QString& preset);
+    QString preset() const { return preset_; }
     QTableWidget* table() const { return table_; }
     QTableWidget* sliceTable() const { return sliceTable_; }
     WeightHistogram* histogram() const { return histogram_; }
@@ -73,6 +78,8 @@ private:
     QTableWidget* table_;
     QComboBox* perSlice_;
     QTableWidget* sliceTable_;
+    QComboBox* presetBox_;
+    QString preset_;
     std::vector<CorrectionMethod> methods_;
     int selected_ = 0;
     std::shared_ptr<const CorrectionsReport> report_;
