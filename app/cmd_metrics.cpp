@@ -13,6 +13,7 @@
 #include "core/base/printable.h"
 #include "core/base/csv_cell.h"
 #include "core/base/sha256.h"
+#include "core/corrections/frameworks.h"
 #include "core/metrics/metrics.h"
 #include "core/summary/summary.h"
 
@@ -174,6 +175,44 @@ int metricsOfSummaries(const QStringList& paths, const std::vector<std::string>&
     return 0;
 }
 
+// `kcx metrics --as FRAMEWORK`: the framework's own names and formulas (core/corrections/frameworks).
+int metricsAs(const QStringList& paths, const std::string& framework, const QString& json, bool quiet, bool conflicting) {
+    const auto names = frameworkNames();
+    if (std::find(names.begin(), names.end(), framework) == names.end()) {
+        std::string known;
+        for (const std::string& n : names)
+            known += (known.empty() ? "" : ", ") + n;
+        return usageError("--as: unknown framework '" + QString::fromStdString(framework) + "' (" +
+                          QString::fromStdString(known) + ")");
+    }
+    if (conflicting)
+        return usageError("--as prints the framework's own figures; it does not combine with --metrics or --per-token");
+    for (const QString& path : paths)
+        if (looksLikeSummary(path.toStdString()))
+            return usageError("--as needs the run itself: the frameworks' formulas read every token");
+    if (!json.isEmpty() && refuseOutputOverInput(json, runInputs(paths)))
+        return 2;
+    const auto run = openRuns(paths, quiet);
+    if (!run)
+        return 2;
+    const auto figures = frameworkFigures(*run, framework);
+    if (!json.isEmpty() && !writeOutput(json, frameworkFiguresJson(framework, figures).dump(2) + "\n"))
+        return 2;
+    if (!quiet && json != "-") {
+        TextTable t({"name", "value", "formula", "in KCX"}, {false, true, false, false});
+        for (const FrameworkFigure& f : figures)
+            t.addRow({f.name, human(f.value), f.formula, f.kcx.empty() ? "-" : f.kcx});
+        std::printf("%s as %s computes it:\n\n%s\nSources:\n", qPrintable(paths.join(" + ")), framework.c_str(), t.render().c_str());
+        std::string last;
+        for (const FrameworkFigure& f : figures)
+            if (f.source != last) {
+                std::printf("  %s\n", printable(f.source).c_str());
+                last = f.source;
+            }
+    }
+    return 0;
+}
+
 }  // namespace
 
 int runMetrics(const QStringList& args) {
@@ -189,7 +228,12 @@ int runMetrics(const QStringList& args) {
     const QCommandLineOption clipOpt("ppo-clip", "The PPO clip c of clip_excess (default 0.2).", "C", "0.2");
     const QCommandLineOption threadsOpt("threads", "Worker threads (default: all cores).", "N", "0");
     const QCommandLineOption quietOpt("quiet", "No progress or table output.");
-    p.addOptions({runOpt, metricsOpt, perTokenOpt, jsonOpt, clipOpt, threadsOpt, quietOpt});
+    const QCommandLineOption asOpt("as",
+                                   "The run's figures under a framework's own metric names and formulas, read from its code "
+                                   "(verl, slime, prime-rl, nemo-rl, trl, skyrl, openrlhf; docs/corrections.md). With --json, "
+                                   "that framework's figures instead of SPEC 6.2's.",
+                                   "FRAMEWORK");
+    p.addOptions({runOpt, metricsOpt, perTokenOpt, jsonOpt, clipOpt, threadsOpt, quietOpt, asOpt});
     if (!p.parse(args))
         return usageError(p.errorText() + " (see kcx metrics --help)");
     if (p.isSet("help")) {
@@ -203,6 +247,9 @@ int runMetrics(const QStringList& args) {
     MetricOptions options;
     if (!readClipAndThreads(p, clipOpt, threadsOpt, options.ppoClip, options.threads))
         return 2;
+    if (p.isSet(asOpt))
+        return metricsAs(p.values(runOpt), p.value(asOpt).toLower().toStdString(), p.isSet(jsonOpt) ? p.value(jsonOpt) : QString(),
+                         p.isSet(quietOpt), p.isSet(metricsOpt) || p.isSet(perTokenOpt));
 
     std::vector<std::string> names;
     if (p.isSet(metricsOpt)) {

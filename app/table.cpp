@@ -20,17 +20,30 @@ void TextTable::addRow(std::vector<std::string> cells) {
     rows_.push_back(std::move(cells));
 }
 
+namespace {
+
+// Terminal columns of UTF-8 text: one per code point (continuation bytes do not count), so
+// "−" or "½" in a cell keeps the columns straight.
+size_t columnsOf(const std::string& s) {
+    size_t n = 0;
+    for (unsigned char c : s)
+        n += (c & 0xC0) != 0x80;
+    return n;
+}
+
+}  // namespace
+
 std::string TextTable::render() const {
     std::vector<size_t> width(header_.size());
     for (size_t c = 0; c < header_.size(); ++c) {
-        width[c] = header_[c].size();
+        width[c] = columnsOf(header_[c]);
         for (const auto& r : rows_)
-            width[c] = std::max(width[c], r[c].size());
+            width[c] = std::max(width[c], columnsOf(r[c]));
     }
     auto line = [&](const std::vector<std::string>& cells) {
         std::string s;
         for (size_t c = 0; c < cells.size(); ++c) {
-            const std::string pad(width[c] - cells[c].size(), ' ');
+            const std::string pad(width[c] - columnsOf(cells[c]), ' ');
             s += right_[c] ? pad + cells[c] : cells[c] + (c + 1 < cells.size() ? pad : "");
             if (c + 1 < cells.size())
                 s += "  ";

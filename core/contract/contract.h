@@ -61,6 +61,7 @@ struct Clause {
 
     // numerical and statistical (and observability's max_nonfinite_fraction)
     std::string metric;
+    std::string metricAlias;               // the framework's name the contract used, if any (metric_aliases.h)
     std::optional<Aggregate> aggregate;    // numerical, runtime
     std::optional<Threshold> min, max;
     SliceFilter where;

@@ -6,6 +6,7 @@
 #include "core/base/unicode_nfc.h"
 #include "core/contract/contract_parse.h"
 #include "core/metrics/derived_slices.h"
+#include "core/metrics/metric_aliases.h"
 #include "core/metrics/metrics.h"
 
 namespace kcx::contract_parse {
@@ -120,6 +121,12 @@ public:
     void metric() {
         const Entry& e = need("metric");
         c_.metric = doc_.string(e);
+        if (!findMetric(c_.metric))
+            if (const MetricAlias* a = findMetricAlias(c_.metric)) {
+                // A framework's name for one of KCX's formulas (docs/corrections.md).
+                c_.metricAlias = c_.metric;
+                c_.metric = a->metric;
+            }
         const MetricInfo* info = findMetric(c_.metric);
         if (!info) {
             Names names;

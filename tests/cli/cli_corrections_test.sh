@@ -235,6 +235,105 @@ check tis-order 2 "$kcx" corrections --run run.jsonl --method tis:3,2
 check seq-tis-zero 2 "$kcx" corrections --run run.jsonl --method seq_tis:0
 check product-order 2 "$kcx" corrections --run run.jsonl --method product_mask:2,1
 check inf-first 2 "$kcx" corrections --run run.jsonl --method token_mask:inf,2
+# `kcx metrics --as FRAMEWORK`: every figure against numpy's own reading of each framework's
+# formula (docs/corrections.md "Framework names"), and the framework contract templates, whose
+# clauses use the frameworks' names as aliases, against the same numbers.
+for f in verl slime prime-rl nemo-rl trl skyrl openrlhf; do
+  check "as-$f" 0 "$kcx" metrics --run run.jsonl --as $f --json as-$f.json --quiet
+done
+src="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+for f in verl slime prime-rl nemo-rl; do
+  "$kcx" check --contract "$src/resources/contracts/$f.yaml" --run run.jsonl --json tpl-$f.json --quiet >/dev/null 2>tpl-$f.err
+  [ $? -le 1 ] && pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL template $f"; cat tpl-$f.err; }
+done
+$py - <<'PY' > as.txt
+import json, math, numpy as np
+seqs = [json.loads(l) for l in open("run.jsonl")]
+lt = [np.array(s["logp_train"]) for s in seqs]
+li = [np.array(s["logp_inf"]) for s in seqs]
+R = [a - b for a, b in zip(lt, li)]
+r = np.concatenate(R); LT = np.concatenate(lt); LI = np.concatenate(li)
+pt, pi = np.exp(LT), np.exp(LI)
+k3 = np.exp(r) - r - 1
+absr = np.abs(r)
+want = {
+  "verl": {
+    "training/rollout_probs_diff_mean": np.abs(pt - pi).mean(),
+    "training/rollout_probs_diff_max": np.abs(pt - pi).max(),
+    "training/rollout_probs_diff_std": np.abs(pt - pi).std(ddof=1),
+    "training/rollout_actor_probs_pearson_corr": np.corrcoef(pt, pi)[0, 1],
+    "rollout_corr/kl": (-r).mean(),
+    "rollout_corr/k3_kl": k3.mean(),
+    "rollout_corr/chi2_token": np.exp(2 * np.clip(r, -20, 20)).mean() - 1,
+    "rollout_corr/chi2_seq": np.mean([np.exp(2 * np.clip(x.sum(), -20, 20)) for x in R]) - 1,
+    "rollout_corr/training_ppl": np.mean([np.exp(-x.mean()) for x in lt]),
+    "rollout_corr/rollout_ppl": np.mean([np.exp(-x.mean()) for x in li]),
+    "rollout_corr/log_ppl_diff": np.mean([b.mean() - a.mean() for a, b in zip(lt, li)]),
+    "rollout_corr/log_ppl_abs_diff": np.mean([abs(x.mean()) for x in R]),
+    "rollout_corr/ppl_ratio": np.mean([np.exp(-x.mean()) for x in R]),
+    "rollout_corr/rollout_is_ratio_fraction_high": (np.exp(r) > 2).mean(),
+  },
+  "slime": {
+    "train/train_rollout_logprob_abs_diff": np.mean([np.abs(x).mean() for x in R]),
+    "train/train_rollout_logprob_abs_diff (--calculate-per-token-loss)": absr.mean(),
+  },
+  "prime-rl": {
+    "mismatch_kl/all/mean": k3.mean(), "mismatch_kl/all/median": np.sort(k3)[(len(k3) - 1) // 2],
+    "mismatch_kl/all/std": k3.std(ddof=1), "mismatch_kl/all/min": k3.min(), "mismatch_kl/all/max": k3.max(),
+  },
+  "nemo-rl": {
+    "token_mult_prob_error": np.exp(absr).mean(),
+    "gen_kl_error": (np.exp(r) - 1 - r).mean(),
+    "policy_kl_error": (np.exp(-r) - 1 + r).mean(),
+    "max_seq_mult_prob_error": max(np.exp(np.abs(x)).mean() for x in R),
+    "mean_seq_mult_prob_error": np.mean([np.exp(np.abs(x)).mean() for x in R]),
+    "min_seq_mult_prob_error": min(np.exp(np.abs(x)).mean() for x in R),
+  },
+  "trl": {"sampling/sampling_logp_difference/mean": absr.mean(), "sampling/sampling_logp_difference/max": absr.max()},
+  "skyrl": {
+    "policy/rollout_train_logprobs_abs_diff_mean": absr.mean(), "policy/rollout_train_logprobs_abs_diff_std": absr.std(ddof=1),
+    "policy/rollout_train_logprobs_abs_diff_max": absr.max(), "policy/rollout_train_logprobs_abs_diff_min": absr.min(),
+  },
+  "openrlhf": {"vllm_kl": (LI - LT).mean()},
+}
+# NeMo-RL's JS: k3 of each side against the mixture M = (p_train + p_inf) / 2
+logM = np.log(0.5 * pt + 0.5 * pi)
+a, b = LT - logM, LI - logM
+want["nemo-rl"]["js_divergence_error"] = (0.5 * (np.exp(a) - 1 - a) + 0.5 * (np.exp(b) - 1 - b)).mean()
+bad = []
+for f, figs in want.items():
+    j = json.load(open(f"as-{f}.json"))
+    got = {x["name"]: x["value"] for x in j["figures"]}
+    if j["framework"] != f or set(got) != set(figs):
+        bad.append(f"{f}: names {sorted(set(got) ^ set(figs))}")
+    for k, w in figs.items():
+        if k in got and not abs(got[k] - w) <= 1e-10 * max(1, abs(w)):
+            bad.append(f"{f} {k}: {got[k]} vs numpy {w}")
+    for x in j["figures"]:
+        if "@" not in x["source"]:
+            bad.append(f"{f} {x['name']}: no source")
+# The templates: each clause written with a framework's name computes that framework's figure.
+tpl = {"verl": {"V1": want["verl"]["training/rollout_probs_diff_mean"], "V3": want["verl"]["rollout_corr/kl"]},
+       "slime": {"SL1": want["slime"]["train/train_rollout_logprob_abs_diff"]},
+       "prime-rl": {"P1": want["prime-rl"]["mismatch_kl/all/mean"]},
+       "nemo-rl": {"NR1": want["nemo-rl"]["gen_kl_error"]}}
+for f, clauses in tpl.items():
+    j = json.load(open(f"tpl-{f}.json"))
+    res = {e["clause"]: e for e in j["results"]}
+    if any(e["status"] == "error" for e in j["results"]):
+        bad.append(f"template {f}: an error result")
+    for c, w in clauses.items():
+        if abs(res[c]["observed"] - w) > 1e-10 * max(1, abs(w)):
+            bad.append(f"template {f} {c}: {res[c]['observed']} vs {w}")
+print("\n".join(bad) if bad else "agree")
+PY
+contains framework-figures as.txt "agree"
+check as-table 0 "$kcx" metrics --run run.jsonl --as prime-rl
+contains as-table-name out.txt "mismatch_kl/all/mean"
+contains as-table-source out.txt "PrimeIntellect-ai/prime-rl@559b44772e471d1538537b8805cc77f3824a5e64"
+check as-unknown 2 "$kcx" metrics --run run.jsonl --as deepspeed
+contains as-unknown-why err.txt "unknown framework 'deepspeed'"
+check as-with-metrics 2 "$kcx" metrics --run run.jsonl --as verl --metrics k3
 # Refusals.
 check unknown 2 "$kcx" corrections --run run.jsonl --method clip:2
 contains unknown-why err.txt "unknown correction 'clip'"
