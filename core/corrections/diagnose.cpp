@@ -35,6 +35,16 @@ double clusterScale(size_t clusters) { return clusters > 1 ? double(clusters) / 
 
 constexpr size_t kMinSequences = 5;
 
+// The critical value for a statistic standardised with a cluster-robust standard error over
+// `clusters` sequences: z for many, Student's t with clusters − 1 degrees of freedom at the
+// same tail probability for few (Cornish–Fisher expansion of t in z).
+double criticalFor(double z, size_t clusters) {
+    if (clusters < 2)
+        return std::numeric_limits<double>::infinity();
+    const double v = double(clusters - 1), z3 = z * z * z, z5 = z3 * z * z;
+    return z + (z3 + z) / (4 * v) + (5 * z5 + 16 * z3 + 3 * z) / (96 * v * v);
+}
+
 struct Token {
     uint32_t seq;
     uint32_t pos;   // index within its sequence
@@ -303,7 +313,8 @@ void testTemperature(const Pairs& p, const DiagnoseOptions& o, DiagnosisTest& t)
     t.explained = clamp01(ss0 > 0 ? 1 - ss1 / ss0 : 0);
     t.estimate = tau;
     t.detail = {{"slope", b1}, {"slope_se", se1}, {"reverse_slope", b2}, {"reverse_slope_se", se2}, {"positions", p.positions}};
-    if (!(std::fabs(t.z) >= o.zCritical && std::fabs(tauNear - 1) >= o.minTemperatureChange))
+    t.detail["critical"] = criticalFor(o.zCritical, p.sequencesWith);
+    if (!(std::fabs(t.z) >= criticalFor(o.zCritical, p.sequencesWith) && std::fabs(tauNear - 1) >= o.minTemperatureChange))
         return;
     t.found = true;
     t.evidence = "at " + std::to_string(p.positions) +
@@ -402,7 +413,9 @@ Diagnosis diagnose(const Run& run, const DiagnoseOptions& o) {
     offset.z = renorm.z = zLevel;
     offset.estimate = delta;
     offset.detail = {{"mean_w", wBar}, {"mean_w_se", se}};
-    const bool level = std::fabs(zLevel) >= o.zCritical && std::fabs(delta) >= o.minOffset;
+    const double levelCritical = criticalFor(o.zCritical, clusters);
+    offset.detail["critical"] = levelCritical;
+    const bool level = std::fabs(zLevel) >= levelCritical && std::fabs(delta) >= o.minOffset;
     // Renormalised inference side: w = P_train(S) ≤ 1 and inf − train = −log P(S) ≥ 0 on the
     // kept ids; a renormalised training side: the reverse.
     const double sign = delta < 0 ? 1.0 : -1.0;
@@ -502,7 +515,8 @@ Diagnosis diagnose(const Run& run, const DiagnoseOptions& o) {
             drift.explained = clamp01(yBar > 0 ? b * tBar / yBar : 0);
             drift.detail = {{"slope_per_position", b}, {"slope_se", seB}, {"mean_abs_log_ratio_at_0", a0},
                             {"mean_abs_log_ratio", yBar}, {"mean_position", tBar}};
-            if (drift.z >= o.zCritical && drift.explained >= o.minDriftExplained) {
+            drift.detail["critical"] = criticalFor(o.zCritical, d.sequences);
+            if (drift.z >= criticalFor(o.zCritical, d.sequences) && drift.explained >= o.minDriftExplained) {
                 drift.found = true;
                 drift.evidence = "mean |r| grows from " + fmt("%.4g", a0) + " at position 0 by " + fmt("%.4g", 1000 * b) +
                                  " per 1,000 positions (± " + fmt("%.2g", 1960 * seB) + "); " +
