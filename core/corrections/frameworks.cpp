@@ -1,5 +1,7 @@
 #include "core/corrections/frameworks.h"
 
+#include "core/corrections/framework_sources.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -66,6 +68,18 @@ std::vector<double> perSequence(const Tokens& t, F f) {
     return v;
 }
 
+double meanOf(const std::vector<double>& v);
+
+// Per sequence: the mean of v over its tokens.
+std::vector<double> sequenceMeans(const Tokens& t, const std::vector<double>& v) {
+    return perSequence(t, [&](size_t b, size_t e) {
+        double s = 0;
+        for (size_t i = b; i < e; ++i)
+            s += v[i];
+        return s / double(e - b);
+    });
+}
+
 double meanOf(const std::vector<double>& v) {
     if (v.empty())
         return kNoValue;
@@ -112,13 +126,7 @@ double pearson(const std::vector<double>& x, const std::vector<double>& y) {
 
 std::string src(const char* repo, const char* where) { return std::string(repo) + " " + where; }
 
-constexpr const char* kVerl = "volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7";
-constexpr const char* kSlime = "THUDM/slime@624b824a898ab0ec1fcb4d373004c7f3852bf515";
-constexpr const char* kSkyrl = "NovaSky-AI/SkyRL@a9564572eb8e91076be43c1bd5e4615e3de17265";
-constexpr const char* kTrl = "huggingface/trl@f2cd57710ae345ea6428ae95363267fcf38a3dc8";
-constexpr const char* kNemo = "NVIDIA-NeMo/RL@7ea279abfbeb698b092856d0dab61e7cf39bc909";
-constexpr const char* kOpenrlhf = "OpenRLHF/OpenRLHF@3c3be6234e0cb353e76bb8019947db9dfe99fca7";
-constexpr const char* kPrime = "PrimeIntellect-ai/prime-rl@559b44772e471d1538537b8805cc77f3824a5e64";
+using namespace sources;
 
 }  // namespace
 
@@ -153,12 +161,7 @@ std::vector<FrameworkFigure> frameworkFigures(const Run& run, const std::string&
                 s += t.r[i];
             return s;
         });
-        const auto meanR = perSequence(t, [&](size_t b, size_t e) {
-            double s = 0;
-            for (size_t i = b; i < e; ++i)
-                s += t.r[i];
-            return s / double(e - b);
-        });
+        const auto meanR = sequenceMeans(t, t.r);
         std::vector<double> chi2s, lpd, lpad, ratio, tppl, rppl;
         for (double s : sumR)
             chi2s.push_back(std::exp(2 * std::clamp(s, -20.0, 20.0)));
@@ -167,18 +170,10 @@ std::vector<FrameworkFigure> frameworkFigures(const Run& run, const std::string&
             lpad.push_back(std::fabs(m));
             ratio.push_back(std::exp(-m));
         }
-        tppl = perSequence(t, [&](size_t b, size_t e) {
-            double s = 0;
-            for (size_t i = b; i < e; ++i)
-                s += t.lt[i];
-            return std::exp(-s / double(e - b));
-        });
-        rppl = perSequence(t, [&](size_t b, size_t e) {
-            double s = 0;
-            for (size_t i = b; i < e; ++i)
-                s += t.li[i];
-            return std::exp(-s / double(e - b));
-        });
+        for (double m : sequenceMeans(t, t.lt))
+            tppl.push_back(std::exp(-m));
+        for (double m : sequenceMeans(t, t.li))
+            rppl.push_back(std::exp(-m));
         add("rollout_corr/chi2_seq", meanOf(chi2s) - 1, "mean over sequences of exp(2 clamp(Σr, ±20)), − 1", "", off);
         add("rollout_corr/training_ppl", meanOf(tppl), "mean over sequences of exp(−mean lp_train)", "", off);
         add("rollout_corr/rollout_ppl", meanOf(rppl), "mean over sequences of exp(−mean lp_inf)", "", off);
@@ -190,12 +185,7 @@ std::vector<FrameworkFigure> frameworkFigures(const Run& run, const std::string&
             "share of tokens with w > 2 (rollout_is_threshold 2.0)", "kcx corrections tis:2 token_fraction",
             src(kVerl, "verl/trainer/ppo/rollout_corr_helper.py:660-663"));
     } else if (fw == "slime") {
-        const auto perSeq = perSequence(t, [&](size_t b, size_t e) {
-            double s = 0;
-            for (size_t i = b; i < e; ++i)
-                s += absR[i];
-            return s / double(e - b);
-        });
+        const auto perSeq = sequenceMeans(t, absR);
         add("train/train_rollout_logprob_abs_diff", meanOf(perSeq), "mean over sequences of the mean |r| (the default)",
             "seq_mean_abs_log_ratio mean",
             src(kSlime, "slime/backends/megatron_utils/loss.py:1136-1151; slime/backends/megatron_utils/cp_utils.py:47-81"));
@@ -221,12 +211,7 @@ std::vector<FrameworkFigure> frameworkFigures(const Run& run, const std::string&
                 return 0.5 * (std::expm1(a) - a) + 0.5 * (std::expm1(b) - b);
             }),
             "mean of ½ k3(lp_train − log M) + ½ k3(lp_inf − log M), M = (p_train + p_inf)/2", "", s);
-        const auto seqErr = perSequence(t, [&](size_t b, size_t e) {
-            double sum = 0;
-            for (size_t i = b; i < e; ++i)
-                sum += std::exp(absR[i]);
-            return sum / double(e - b);
-        });
+        const auto seqErr = sequenceMeans(t, perToken(t, [&](size_t i) { return std::exp(absR[i]); }));
         const std::string g = src(kNemo, "nemo_rl/algorithms/grpo.py:2537-2568");
         add("max_seq_mult_prob_error", maxOf(seqErr), "max over sequences of the mean exp(|r|)", "", g);
         add("mean_seq_mult_prob_error", meanOf(seqErr), "mean over sequences of the mean exp(|r|)", "", g);

@@ -1,18 +1,14 @@
 #include "core/corrections/presets.h"
 
+#include "core/corrections/framework_sources.h"
+
 namespace kcx {
 
 namespace {
 
-constexpr const char* kVerl = "volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7 ";
-constexpr const char* kSlime = "THUDM/slime@624b824a898ab0ec1fcb4d373004c7f3852bf515 ";
-constexpr const char* kSkyrl = "NovaSky-AI/SkyRL@a9564572eb8e91076be43c1bd5e4615e3de17265 ";
-constexpr const char* kTrl = "huggingface/trl@f2cd57710ae345ea6428ae95363267fcf38a3dc8 ";
-constexpr const char* kNemo = "NVIDIA-NeMo/RL@7ea279abfbeb698b092856d0dab61e7cf39bc909 ";
-constexpr const char* kOpenrlhf = "OpenRLHF/OpenRLHF@3c3be6234e0cb353e76bb8019947db9dfe99fca7 ";
-constexpr const char* kPrimeLegacy = "PrimeIntellect-ai/prime-rl@bf71516c9154e4da2f2b92396d80045b271f46a3 ";
+using namespace sources;
 
-std::string at(const char* repo, const char* path) { return std::string(repo) + path; }
+std::string at(const char* repo, const char* path) { return std::string(repo) + " " + path; }
 
 }  // namespace
 

@@ -195,8 +195,8 @@ CorrectionsPanel::CorrectionsPanel(Session* session, QUndoStack* undo, QWidget* 
     sl->addWidget(sliceTable_);
     right->addWidget(sliceBox);
     split->addWidget(right);
-    split->setStretchFactor(0, 2);
-    split->setStretchFactor(1, 3);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 2);
     layout->addWidget(split, 1);
 
     connect(table_, &QTableWidget::itemChanged, this, [this](QTableWidgetItem* item) {
