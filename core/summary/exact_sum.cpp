@@ -1,5 +1,6 @@
 #include "core/summary/exact_sum.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <stdexcept>
@@ -35,47 +36,70 @@ ExactSum::Split ExactSum::split(double x) {
     return s;
 }
 
+void ExactSum::cover(int lo, int hi) {
+    if (limbs_.empty()) {
+        base_ = lo;
+        limbs_.assign(size_t(hi - lo + 1), 0);
+        return;
+    }
+    const int top = base_ + int(limbs_.size()) - 1;
+    const int nlo = std::min(lo, base_), nhi = std::max(hi, top);
+    if (nlo == base_ && nhi == top)
+        return;
+    std::vector<int64_t> w(size_t(nhi - nlo + 1), 0);
+    std::copy(limbs_.begin(), limbs_.end(), w.begin() + (base_ - nlo));
+    limbs_ = std::move(w);
+    base_ = nlo;
+}
+
 void ExactSum::normalize() {
-    // Every limb but the top one into [0, 2^32); the top limb keeps the sign.
-    for (int i = 0; i + 1 < kLimbs; ++i) {
+    for (size_t i = 0; i + 1 < limbs_.size(); ++i) {
         const int64_t carry = limbs_[i] >> 32;   // arithmetic shift: floor division
         limbs_[i] -= carry * kBase;
         limbs_[i + 1] += carry;
+    }
+    while (!limbs_.empty() && (limbs_.back() <= -kBase || limbs_.back() >= kBase)) {
+        const int64_t carry = limbs_.back() >> 32;
+        limbs_.back() -= carry * kBase;
+        limbs_.push_back(carry);
     }
     pending_ = 0;
 }
 
 void ExactSum::merge(const ExactSum& other) {
+    if (other.limbs_.empty())
+        return;
     ExactSum o = other;
     o.normalize();
     normalize();
-    for (int i = 0; i < kLimbs; ++i)
-        limbs_[i] += o.limbs_[i];
+    cover(o.base_, o.base_ + int(o.limbs_.size()) - 1);
+    for (size_t i = 0; i < o.limbs_.size(); ++i)
+        limbs_[size_t(o.base_ - base_) + i] += o.limbs_[i];
     pending_ = 1;
 }
 
-std::array<int64_t, ExactSum::kLimbs> ExactSum::magnitude(int* sign) const {
+ExactSum ExactSum::magnitude(int* sign) const {
     ExactSum t = *this;
     t.normalize();
-    auto m = t.limbs_;
+    auto& m = t.limbs_;
     *sign = 0;
-    if (m[kLimbs - 1] < 0) {
+    if (!m.empty() && m.back() < 0) {
         *sign = -1;
         for (auto& l : m)
             l = -l;
-        for (int i = 0; i + 1 < kLimbs; ++i) {
+        for (size_t i = 0; i + 1 < m.size(); ++i) {
             const int64_t carry = m[i] >> 32;
             m[i] -= carry * kBase;
             m[i + 1] += carry;
         }
     } else {
-        for (int i = kLimbs - 1; i >= 0; --i)
-            if (m[i]) {
+        for (int64_t l : m)
+            if (l) {
                 *sign = 1;
                 break;
             }
     }
-    return m;
+    return t;
 }
 
 bool ExactSum::isZero() const {
@@ -86,20 +110,20 @@ bool ExactSum::isZero() const {
 
 double ExactSum::value() const {
     int sign;
-    const auto m = magnitude(&sign);
+    const ExactSum m = magnitude(&sign);
     if (!sign)
         return 0;
-    int top = kLimbs - 1;
-    while (top > 0 && m[top] == 0)
+    int top = m.base_ + int(m.limbs_.size()) - 1;
+    while (top > 0 && m.limb(top) == 0)
         --top;
     // The top three limbs hold at least 65 significant bits; the rest only decide the last
     // rounding (a sticky bit keeps ties from rounding the wrong way).
     long double v = 0;
     for (int i = top; i >= 0 && i >= top - 2; --i)
-        v = v * 4294967296.0L + (long double)m[i];
+        v = v * 4294967296.0L + (long double)m.limb(i);
     bool sticky = false;
-    for (int i = top - 3; i >= 0; --i)
-        if (m[i]) {
+    for (int i = top - 3; i >= m.base_; --i)
+        if (m.limb(i)) {
             sticky = true;
             break;
         }
@@ -112,17 +136,17 @@ double ExactSum::value() const {
 
 ExactSum::Canonical ExactSum::canonical() const {
     Canonical c;
-    const auto m = magnitude(&c.sign);
+    const ExactSum m = magnitude(&c.sign);
     if (!c.sign)
         return c;
-    int lo = 0, hi = kLimbs - 1;
-    while (m[lo] == 0)
+    size_t lo = 0, hi = m.limbs_.size() - 1;
+    while (m.limbs_[lo] == 0)
         ++lo;
-    while (m[hi] == 0)
+    while (m.limbs_[hi] == 0)
         --hi;
-    c.low = lo;
-    for (int i = lo; i <= hi; ++i)
-        c.limbs.push_back(uint32_t(m[i]));
+    c.low = m.base_ + int(lo);
+    for (size_t i = lo; i <= hi; ++i)
+        c.limbs.push_back(uint32_t(m.limbs_[i]));
     return c;
 }
 
@@ -139,8 +163,10 @@ ExactSum ExactSum::fromCanonical(const Canonical& c) {
         throw std::invalid_argument("the limbs are not in canonical form (empty, or zero at an end)");
     if (c.low < 0 || c.low + int64_t(c.limbs.size()) > kLimbs)
         throw std::invalid_argument("the limbs lie outside the accumulator");
+    s.base_ = c.low;
+    s.limbs_.resize(c.limbs.size());
     for (size_t i = 0; i < c.limbs.size(); ++i)
-        s.limbs_[c.low + i] = c.sign * int64_t(c.limbs[i]);
+        s.limbs_[i] = c.sign * int64_t(c.limbs[i]);
     s.pending_ = 1;
     return s;
 }

@@ -6,11 +6,12 @@
 // The sum is a fixed-point integer over the whole double range (a "long accumulator" in
 // Kulisch's sense): 67 signed 64-bit limbs of 32 bits each, limb i weighing 2^(32 i − 1074).
 // A double is split into at most three 32-bit chunks and added limb by limb; the limbs'
-// headroom takes 2^31 additions before carries must be propagated. value() rounds the exact
+// headroom takes 2^30 additions before carries must be propagated. Only the window of limbs
+// the sum has touched is stored (a cell's values span a few limbs): a summary of many steps
+// holds millions of sums, and 67 limbs each took 544 bytes a sum (2 GB for 1,000 steps). value() rounds the exact
 // sum to a double (within one unit in the last place; the same double for the same sum).
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -33,9 +34,12 @@ public:
     void add(const Split& s) {
         if (s.limb < 0)
             return;
-        limbs_[s.limb] += s.c0;
-        limbs_[s.limb + 1] += s.c1;
-        limbs_[s.limb + 2] += s.c2;
+        if (s.limb < base_ || s.limb + 3 > base_ + int(limbs_.size()))
+            cover(s.limb, s.limb + 2);
+        int64_t* l = limbs_.data() + (s.limb - base_);
+        l[0] += s.c0;
+        l[1] += s.c1;
+        l[2] += s.c2;
         if (++pending_ >= kNormalizeEvery)
             normalize();
     }
@@ -60,11 +64,18 @@ public:
 
 private:
     static constexpr uint32_t kNormalizeEvery = 1u << 30;   // each limb takes < 2^33 per addition (merges too)
-    std::array<int64_t, kLimbs> limbs_{};
+    std::vector<int64_t> limbs_;   // limbs_[i] is limb base_ + i; limbs outside are zero
+    int base_ = 0;
     uint32_t pending_ = 0;   // additions since the last carry propagation
+    void cover(int lo, int hi);   // widens the window to hold limbs lo..hi
+    // Every limb but the top one into [0, 2^32), the top one into (−2^32, 2^32) (the window
+    // grows upwards for the carries), so every limb has the same headroom again.
     void normalize();
-    // The normalized magnitude and sign (limbs in [0, 2^32)).
-    std::array<int64_t, kLimbs> magnitude(int* sign) const;
+    // The normalized magnitude (limbs in [0, 2^32), limbs_[i] is limb base_ + i) and sign.
+    ExactSum magnitude(int* sign) const;
+    int64_t limb(int i) const {
+        return i >= base_ && i < base_ + int(limbs_.size()) ? limbs_[size_t(i - base_)] : 0;
+    }
 };
 
 }  // namespace kcx

@@ -113,6 +113,8 @@ void Sketch::addBucket(bool negative, int32_t index, uint64_t n) {
     (negative ? neg_ : pos_).add(index, n);
 }
 
+void Sketch::setStore(bool negative, Store s) { (negative ? neg_ : pos_) = std::move(s); }
+
 void Sketch::merge(const Sketch& o) {
     zero_ += o.zero_;
     for (size_t i = 0; i < o.pos_.counts.size(); ++i)

@@ -59,6 +59,8 @@ public:
         bool empty() const { return counts.empty(); }
         void trim();   // no zero count at either end
     };
+    // Replaces a store with one read whole (the summary reader: trimmed, its final size).
+    void setStore(bool negative, Store s);
     const Store& positive() const { return pos_; }
     const Store& negative() const { return neg_; }
     uint64_t zeros() const { return zero_; }

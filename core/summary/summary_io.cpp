@@ -171,26 +171,38 @@ public:
             fail(place, "a store starts and ends with a non-zero count");
         if (counts.empty() && offset != 0)
             fail(place, "an empty store has offset 0");
+        // Built at its final size (one allocation): a summary of many steps holds millions of
+        // stores, and growing each bucket by bucket left half of them slack.
+        Sketch::Store st;
+        st.offset = counts.empty() ? 0 : int32_t(offset);
         int64_t index = offset;
         bool lastWasGap = false;
-        for (size_t i = 0; i < counts.size(); ++i) {
-            const std::string at = place + "[1][" + std::to_string(i) + "]";
-            if (counts[i].is_number_integer() && counts[i].get<int64_t>() < 0) {
-                const int64_t gap = -counts[i].get<int64_t>();
-                if (gap < 2 || lastWasGap)
-                    fail(at, "a run of empty buckets is -k with k >= 2, between counts");
-                index += gap;
-                lastWasGap = true;
-            } else {
-                const uint64_t c = count(counts[i], at);
-                if (c)
-                    sk.addBucket(negative, int32_t(index), c);
-                ++index;
-                lastWasGap = false;
+        for (size_t pass = 0; pass < 2; ++pass) {
+            index = offset;
+            lastWasGap = false;
+            for (size_t i = 0; i < counts.size(); ++i) {
+                if (counts[i].is_number_integer() && counts[i].get<int64_t>() < 0) {
+                    const int64_t gap = -counts[i].get<int64_t>();
+                    if (pass == 0 && (gap < 2 || lastWasGap))
+                        fail(place + "[1][" + std::to_string(i) + "]",
+                             "a run of empty buckets is -k with k >= 2, between counts");
+                    index += gap;
+                    lastWasGap = true;
+                } else {
+                    if (pass == 0)
+                        (void)count(counts[i], place + "[1][" + std::to_string(i) + "]");
+                    else
+                        st.counts[size_t(index - offset)] = counts[i].get<uint64_t>();
+                    ++index;
+                    lastWasGap = false;
+                }
+                if (pass == 0 && index > kReach + 1)
+                    fail(place + "[1][" + std::to_string(i) + "]", "bucket indices outside what a double can reach");
             }
-            if (index > kReach + 1)
-                fail(at, "bucket indices outside what a double can reach");
+            if (pass == 0)
+                st.counts.assign(size_t(index - offset), 0);
         }
+        sk.setStore(negative, std::move(st));
     }
     Sketch sketch(const nlohmann::json& v, const std::string& place) const {
         if (!v.is_object())
@@ -338,13 +350,104 @@ void writeSummary(const RunSummary& s, const std::string& path) {
     writeFileAtomically(path, gzipBytes(summaryJsonText(s)));
 }
 
+namespace {
+
+// One cell of "cells", checked and added to the summary.
+void readCell(const SummaryReader& r, const nlohmann::json& c, const std::string& p, RunSummary& s) {
+    const auto& pos = positionBucketNames();
+    if (!c.is_object())
+        r.fail(p, "expected an object");
+    CellKey key;
+    const auto& step = r.field(c, p, "step");
+    if (!step.is_null()) {
+        key.step = r.integer(step, p + ".step");
+        if (key.step < 0)
+            r.fail(p + ".step", "a step is a whole number >= 0 (null: no step)");
+    }
+    const auto& k = r.field(c, p, "key");
+    const auto& v = r.field(c, p, "value");
+    if (k.is_null() != v.is_null())
+        r.fail(p, "key and value are both null (all sequences) or both strings");
+    if (!k.is_null()) {
+        key.key = r.text(k, p + ".key");
+        key.value = r.text(v, p + ".value");
+        if (key.key.empty() || key.key == "derived.pos_bucket")
+            r.fail(p + ".key", "not a slice key a summary keeps");
+    }
+    const auto& ps = r.field(c, p, "pos");
+    if (!ps.is_null()) {
+        const std::string name = r.text(ps, p + ".pos");
+        auto it = std::find(pos.begin(), pos.end(), name);
+        if (it == pos.end())
+            r.fail(p + ".pos", "not a position bucket of derived.pos_bucket");
+        key.pos = int(it - pos.begin());
+    }
+    if (s.cells.count(key))
+        r.fail(p, "a second cell for the same step, slice and position");
+    CellData d;
+    d.sequences = r.count(r.field(c, p, "sequences"), p + ".sequences");
+    d.tokens = r.count(r.field(c, p, "tokens"), p + ".tokens");
+    d.run = r.run(r.field(c, p, "run"), p + ".run");
+    if (d.run.pairs + d.run.missing > d.tokens)
+        r.fail(p + ".run", "more pairs than tokens");
+    const auto& ms = r.field(c, p, "metrics");
+    if (!ms.is_object())
+        r.fail(p + ".metrics", "expected an object");
+    for (auto it = ms.begin(); it != ms.end(); ++it) {
+        const MetricInfo* info = findMetric(it.key());
+        const std::string mp = p + ".metrics." + it.key();
+        if (!info || info->level == MetricLevel::Run)
+            r.fail(mp, "not a token or sequence metric of SPEC 2");
+        MetricCell m = r.metric(it.value(), mp, info->level == MetricLevel::Token);
+        const uint64_t units = info->level == MetricLevel::Token ? d.tokens : d.sequences;
+        if (m.count + m.missing + m.nonfinite > units)
+            r.fail(mp, "more values than the cell has " +
+                           std::string(info->level == MetricLevel::Token ? "tokens" : "sequences"));
+        d.metrics.emplace(it.key(), std::move(m));
+    }
+    s.cells.emplace(std::move(key), std::move(d));
+}
+
+}  // namespace
+
 RunSummary parseSummary(const std::string& text, const std::string& file) {
     SummaryReader r(file);
     if (size_t at = jsonDepthExceeded(text); at != std::string::npos)
         throw InputError::atByte(file, at, jsonDepthMessage());
+    // The cells are read as the parser finishes each one and then dropped from the tree, so
+    // that a summary of many steps never stands in memory twice (a whole tree of 220 MB of
+    // JSON took 5 GB). A cell's error waits until the header is checked: a summary of another
+    // version is reported as such, not as its first odd cell.
+    RunSummary s;
+    std::string topKey;
+    bool inCells = false;
+    size_t cellIndex = 0;
+    std::exception_ptr cellError;
+    auto onEvent = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) -> bool {
+        using E = nlohmann::json::parse_event_t;
+        if (depth == 1 && event == E::key)
+            topKey = parsed.get<std::string>();
+        else if (depth == 1 && event == E::array_start)
+            inCells = topKey == "cells";
+        else if (depth == 1 && event == E::array_end)
+            inCells = false;
+        else if (inCells && depth == 2 && event == E::object_end) {
+            const std::string p = "cells[" + std::to_string(cellIndex++) + "]";
+            if (!cellError) {
+                try {
+                    readCell(r, parsed, p, s);
+                } catch (const InputError&) {
+                    cellError = std::current_exception();
+                }
+            }
+            return false;   // dropped from the tree
+        } else if (inCells && depth == 2 && (event == E::value || event == E::array_end))
+            ++cellIndex;     // not a cell object: reported below, and the indices stay right
+        return true;
+    };
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(text);
+        j = nlohmann::json::parse(text, onEvent);
     } catch (const nlohmann::json::parse_error& e) {
         throw InputError::atByte(file, e.byte, "not valid JSON: " + std::string(e.what()));
     } catch (const nlohmann::json::exception& e) {   // a number out of range (406), found by fuzz_summary
@@ -359,7 +462,6 @@ RunSummary parseSummary(const std::string& text, const std::string& file) {
         r.fail("relative_accuracy", "this kcx reads summaries of relative accuracy 0.01 only");
     if (r.count(r.field(j, "top level", "worst_kept"), "worst_kept") != kWorstKept)
         r.fail("worst_kept", "this kcx reads summaries that keep " + std::to_string(kWorstKept) + " worst entries");
-    RunSummary s;
     s.ppoClip = r.finite(r.field(j, "top level", "ppo_clip"), "ppo_clip");
     if (!(s.ppoClip > 0))
         r.fail("ppo_clip", "must be positive");
@@ -392,62 +494,11 @@ RunSummary parseSummary(const std::string& text, const std::string& file) {
     const auto& cells = r.field(j, "top level", "cells");
     if (!cells.is_array())
         r.fail("cells", "expected an array");
-    const auto& pos = positionBucketNames();
-    for (size_t i = 0; i < cells.size(); ++i) {
-        const std::string p = "cells[" + std::to_string(i) + "]";
-        const auto& c = cells[i];
-        if (!c.is_object())
-            r.fail(p, "expected an object");
-        CellKey key;
-        const auto& step = r.field(c, p, "step");
-        if (!step.is_null()) {
-            key.step = r.integer(step, p + ".step");
-            if (key.step < 0)
-                r.fail(p + ".step", "a step is a whole number >= 0 (null: no step)");
-        }
-        const auto& k = r.field(c, p, "key");
-        const auto& v = r.field(c, p, "value");
-        if (k.is_null() != v.is_null())
-            r.fail(p, "key and value are both null (all sequences) or both strings");
-        if (!k.is_null()) {
-            key.key = r.text(k, p + ".key");
-            key.value = r.text(v, p + ".value");
-            if (key.key.empty() || key.key == "derived.pos_bucket")
-                r.fail(p + ".key", "not a slice key a summary keeps");
-        }
-        const auto& ps = r.field(c, p, "pos");
-        if (!ps.is_null()) {
-            const std::string name = r.text(ps, p + ".pos");
-            auto it = std::find(pos.begin(), pos.end(), name);
-            if (it == pos.end())
-                r.fail(p + ".pos", "not a position bucket of derived.pos_bucket");
-            key.pos = int(it - pos.begin());
-        }
-        if (s.cells.count(key))
-            r.fail(p, "a second cell for the same step, slice and position");
-        CellData d;
-        d.sequences = r.count(r.field(c, p, "sequences"), p + ".sequences");
-        d.tokens = r.count(r.field(c, p, "tokens"), p + ".tokens");
-        d.run = r.run(r.field(c, p, "run"), p + ".run");
-        if (d.run.pairs + d.run.missing > d.tokens)
-            r.fail(p + ".run", "more pairs than tokens");
-        const auto& ms = r.field(c, p, "metrics");
-        if (!ms.is_object())
-            r.fail(p + ".metrics", "expected an object");
-        for (auto it = ms.begin(); it != ms.end(); ++it) {
-            const MetricInfo* info = findMetric(it.key());
-            const std::string mp = p + ".metrics." + it.key();
-            if (!info || info->level == MetricLevel::Run)
-                r.fail(mp, "not a token or sequence metric of SPEC 2");
-            MetricCell m = r.metric(it.value(), mp, info->level == MetricLevel::Token);
-            const uint64_t units = info->level == MetricLevel::Token ? d.tokens : d.sequences;
-            if (m.count + m.missing + m.nonfinite > units)
-                r.fail(mp, "more values than the cell has " +
-                               std::string(info->level == MetricLevel::Token ? "tokens" : "sequences"));
-            d.metrics.emplace(it.key(), std::move(m));
-        }
-        s.cells.emplace(key, std::move(d));
-    }
+    if (cellError)
+        std::rethrow_exception(cellError);
+    // What is left in the array was not an object (cells were read and dropped).
+    if (!cells.empty())
+        r.fail("cells", "expected an array of cell objects; found " + std::string(cells[0].type_name()));
     if (r.count(r.field(j, "top level", "sequences"), "sequences") != s.sequences() ||
         r.count(r.field(j, "top level", "tokens"), "tokens") != s.tokens())
         r.fail("sequences", "the totals do not match the cells of all sequences");

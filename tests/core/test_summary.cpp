@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <limits>
 #include <random>
 
 #include "core/contract/contract.h"
@@ -143,6 +144,36 @@ private slots:
         }
         QVERIFY(ExactSum().isZero());
         QVERIFY(ExactSum().value() == 0);
+        // A sum keeps only the limbs it touched: carries above them (2^20 · DBL_MAX needs a limb
+        // no double reaches), windows far apart merged, and a negative top.
+        ExactSum big, bigNeg;
+        const double dmax = std::numeric_limits<double>::max();
+        for (int i = 0; i < (1 << 20); ++i) {
+            big.add(dmax);
+            bigNeg.add(-dmax);
+        }
+        QCOMPARE(big.canonical().low + int(big.canonical().limbs.size()) - 1, 66);
+        QCOMPARE(big.value(), std::numeric_limits<double>::infinity());
+        for (int i = 0; i < (1 << 20) - 1; ++i) {
+            big.add(-dmax);
+            bigNeg.add(dmax);
+        }
+        QCOMPARE(big.value(), dmax);
+        QCOMPARE(bigNeg.value(), -dmax);
+        ExactSum far1, far2, farAll;
+        for (double x : {1e300, -3e-300, 0x1p-1074}) {
+            far1.add(x);
+            farAll.add(x);
+        }
+        for (double x : {-1e300, 7e-300, 1.0}) {
+            far2.add(x);
+            farAll.add(x);
+        }
+        ExactSum farMerged = far2;
+        farMerged.merge(far1);
+        QVERIFY(farMerged == farAll);
+        QCOMPARE(farMerged.value(), 1.0);   // 1 + 4e-300 + 2^-1074 rounds to 1
+        QCOMPARE(farMerged.canonical().low, 0);
         // Non-canonical forms are refused.
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, ExactSum::fromCanonical({1, 3, {0, 5}}));
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, ExactSum::fromCanonical({2, 3, {5}}));
