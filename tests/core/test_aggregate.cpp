@@ -168,6 +168,54 @@ private slots:
                 QCOMPARE(orderStatistic(v, k), clean[k]);
         }
     }
+    // At and around the size below which the values are copied and selected directly instead
+    // of counted (4,096): the same order statistics to the bit as a sort that puts -0 before
+    // +0, with and without a known range, and with NaNs among the values.
+    void smallInputsMatchSorting() {
+        std::mt19937_64 rng(29);
+        std::normal_distribution<double> normal(0, 1);
+        for (size_t n : {size_t(1), size_t(2), size_t(3), size_t(17), size_t(300), size_t(4095), size_t(4096),
+                         size_t(4097), size_t(5000)}) {
+            for (int kind = 0; kind < 3; ++kind) {
+                std::vector<double> v(n), clean;
+                for (auto& x : v) {
+                    const int r = int(rng() % 8);
+                    x = r == 0 ? -0.0 : r == 1 ? 0.0 : r == 2 && kind ? NAN : std::round(normal(rng) * 4) / 4;
+                    if (!std::isnan(x))
+                        clean.push_back(x);
+                }
+                if (clean.empty())
+                    continue;
+                std::sort(clean.begin(), clean.end(), [](double a, double b) {
+                    return a < b || (a == b && std::signbit(a) && !std::signbit(b));
+                });
+                const double qs[] = {0, 0.01, 0.37, 0.5, 0.99, 1};
+                std::optional<std::pair<double, double>> range;
+                if (kind == 2)
+                    range = std::pair{clean.front(), clean.back()};
+                const auto got = quantilesType7(v, qs, 2, range);
+                QCOMPARE(got.size(), size_t(6));
+                for (size_t i = 0; i < 6; ++i) {
+                    const double h = double(clean.size() - 1) * qs[i];
+                    const size_t k = size_t(std::floor(h));
+                    const double a = clean[k], b = clean[std::min(k + 1, clean.size() - 1)], f = h - double(k);
+                    const double want = f >= 0.5 ? b - (b - a) * (1 - f) : a + (b - a) * f;
+                    QVERIFY2(std::memcmp(&got[i], &want, sizeof want) == 0,
+                             qPrintable(QString("n %1 kind %2 q %3: %4 vs %5").arg(n).arg(kind).arg(qs[i])
+                                            .arg(got[i], 0, 'g', 17).arg(want, 0, 'g', 17)));
+                }
+                for (size_t k : {size_t(0), clean.size() / 2, clean.size() - 1}) {
+                    const double o = orderStatistic(v, k);
+                    QVERIFY(std::memcmp(&o, &clean[k], sizeof o) == 0);
+                }
+                const std::vector<uint64_t> ranks = {clean.size() - 1, 0, clean.size() / 3};
+                const auto many = orderStatistics(v, ranks);
+                for (size_t i = 0; i < ranks.size(); ++i)
+                    QVERIFY(std::memcmp(&many[i], &clean[ranks[i]], sizeof(double)) == 0);
+            }
+        }
+    }
+
     // With the minimum and maximum given (summarize knows them), the histogram splits that
     // range: the same order statistics, to the bit (the sign of a zero included), as sorting.
     void quantilesWithAKnownRangeMatchSorting() {
