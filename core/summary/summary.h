@@ -147,10 +147,11 @@ inline constexpr size_t kMaxSummaryBytes = size_t(4) << 30;   // uncompressed JS
 void writeSummary(const RunSummary& s, const std::string& path);
 std::string summaryJsonText(const RunSummary& s);
 RunSummary readSummary(const std::string& path);
-// Several summaries read and merged in order (kcx merge, and --run S1 --run S2 of metrics and
-// check); a clash between them (the same input twice, different clips) is an InputError
-// naming the file that brought it.
-RunSummary readSummaries(const std::vector<std::string>& paths);
+// Several summaries read and merged (kcx merge, and --run S1 --run S2 of metrics and check):
+// the same summary as reading them in order, on `threads` workers (0: the CPUs this process
+// may use); a clash between them (the same input twice, different clips) is an InputError
+// naming the file that brought it, the first in order.
+RunSummary readSummaries(const std::vector<std::string>& paths, int threads = 0);
 RunSummary parseSummary(const std::string& text, const std::string& file);
 // True when the bytes (the head of a file) are a summary: gzip or JSON whose first key is
 // "kcx_summary".

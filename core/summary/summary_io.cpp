@@ -8,6 +8,7 @@
 
 #include "core/base/errors.h"
 #include "core/base/json_depth.h"
+#include "core/base/parallel.h"
 #include "core/base/safe_write.h"
 #include "core/formats/sniff.h"
 #include "core/metrics/derived_slices.h"
@@ -518,7 +519,11 @@ RunSummary readSummary(const std::string& path) {
     return parseSummary(readPlainOrGzip(path, kMaxSummaryBytes, "summary's JSON"), path);
 }
 
-RunSummary readSummaries(const std::vector<std::string>& paths) {
+namespace {
+
+// In order, one after another: the error a bad part or a clash gives names the same file
+// whatever the machine.
+RunSummary readSummariesInOrder(const std::vector<std::string>& paths) {
     RunSummary total;
     for (size_t i = 0; i < paths.size(); ++i) {
         RunSummary s = readSummary(paths[i]);
@@ -533,6 +538,43 @@ RunSummary readSummaries(const std::vector<std::string>& paths) {
         }
     }
     return total;
+}
+
+}  // namespace
+
+// Parsing dominates (the JSON of every part), so the parts are read on every worker thread,
+// each merging a contiguous run of them into its own total; the totals are then merged in
+// order. Merging is associative and commutative to the byte (test_summary), so the result is
+// the one of reading in order. On any error the parts are read again in order, so that the
+// message is the one the sequential reading gives (the first bad part or clash).
+RunSummary readSummaries(const std::vector<std::string>& paths, int threads) {
+    const size_t workers = std::min<size_t>(size_t(resolveThreads(threads)), paths.size());
+    if (workers <= 1)
+        return readSummariesInOrder(paths);
+    std::vector<RunSummary> totals(workers);
+    std::vector<char> failed(workers, 0);
+    parallelChunks(paths.size(), workers, int(workers), [&](size_t c, size_t b, size_t e) {
+        try {
+            for (size_t i = b; i < e; ++i) {
+                RunSummary s = readSummary(paths[i]);
+                if (i == b)
+                    totals[c] = std::move(s);
+                else
+                    totals[c].merge(s);
+            }
+        } catch (...) {
+            failed[c] = 1;
+        }
+    });
+    if (std::find(failed.begin(), failed.end(), 1) != failed.end())
+        return readSummariesInOrder(paths);
+    try {
+        for (size_t c = 1; c < workers; ++c)
+            totals[0].merge(totals[c]);
+    } catch (const std::exception&) {
+        return readSummariesInOrder(paths);
+    }
+    return std::move(totals[0]);
 }
 
 bool looksLikeSummary(const std::string& path) {

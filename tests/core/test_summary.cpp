@@ -10,6 +10,7 @@
 #include <limits>
 #include <random>
 
+#include "core/base/errors.h"
 #include "core/contract/contract.h"
 #include "core/evaluate/evaluator_summary.h"
 #include "core/metrics/derived_slices.h"
@@ -686,6 +687,57 @@ private slots:
         const std::string plain = files.write("plain.json", summaryJsonText(s));
         QVERIFY(looksLikeSummary(plain));
         QVERIFY(readSummary(plain).cells == s.cells);
+    }
+
+    // kcx merge reads its parts on every worker thread: the same summary, to the byte, as
+    // reading them one after another, on 1 to 7 threads; and on a clash or a bad part the
+    // error names the first file in order that brings one, whatever the threads.
+    void readingPartsOnAnyThreads() {
+        test::TempFiles files;
+        auto run = makeRun(12, 140, 3);
+        const size_t cuts[] = {0, 9, 30, 31, 60, 85, 120, run->sequenceCount()};
+        std::vector<std::string> paths;
+        for (size_t k = 0; k + 1 < std::size(cuts); ++k) {
+            const auto shard = shardOf(*run, cuts[k], cuts[k + 1]);
+            RunSummary part = summarizeRun(shard);
+            part.inputs = {{"p" + std::to_string(k) + ".jsonl", std::string(63, 'a') + char('0' + k),
+                            shard->sequenceCount(), shard->tokenCount()}};
+            paths.push_back(files.path("p" + std::to_string(k) + ".kcxsum"));
+            writeSummary(part, paths.back());
+        }
+        const RunSummary whole = summarizeRun(run);
+        const std::string inOrder = summaryJsonText(readSummaries(paths, 1));
+        for (int threads : {2, 3, 7}) {
+            const RunSummary got = readSummaries(paths, threads);
+            QVERIFY(got.cells == whole.cells);
+            QCOMPARE(got.inputs.size(), size_t(7));
+            QCOMPARE(summaryJsonText(got), inOrder);
+        }
+        auto errorOf = [&](const std::vector<std::string>& ps, int threads) {
+            try {
+                readSummaries(ps, threads);
+            } catch (const InputError& e) {
+                return std::string(e.what());
+            }
+            return std::string("no error");
+        };
+        // Part 2 again at place 5 (a clash), and a cut file at place 6.
+        std::vector<std::string> bad = paths;
+        bad[5] = files.path("again.kcxsum");
+        {
+            RunSummary again = readSummary(paths[2]);
+            writeSummary(again, bad[5]);
+        }
+        const std::string cut = files.write("cut.kcxsum", "{\"kcx_summary\": 1, \"cells\": [");
+        bad[6] = cut;
+        for (int threads : {1, 2, 3, 7}) {
+            const std::string e = errorOf(bad, threads);
+            QVERIFY2(e.find(bad[5]) != std::string::npos && e.find("twice") != std::string::npos, e.c_str());
+            std::vector<std::string> onlyCut = paths;
+            onlyCut[6] = cut;
+            const std::string c = errorOf(onlyCut, threads);
+            QVERIFY2(c.find(cut) != std::string::npos && c.find("twice") == std::string::npos, c.c_str());
+        }
     }
 
     // Every bad input: an error naming the file and the place.
