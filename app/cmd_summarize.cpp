@@ -107,7 +107,9 @@ int runMerge(const QStringList& args) {
         "gives the same file. A shard that is in two of the inputs is refused.");
     p.addHelpOption();
     const QCommandLineOption outOpt("out", "The merged summary to write.", "OUT");
-    p.addOption(outOpt);
+    const QCommandLineOption threadsOpt("threads", "Parts read at once (default: all cores; the file is the same).",
+                                        "N", "0");
+    p.addOptions({outOpt, threadsOpt});
     p.addPositionalArgument("IN", "Summaries to merge (kcx summarize's output, or earlier merges).", "IN.kcxsum...");
     if (!p.parse(args))
         return usageError(p.errorText() + " (see kcx merge --help)");
@@ -118,6 +120,10 @@ int runMerge(const QStringList& args) {
     const QStringList inputs = p.positionalArguments();
     if (inputs.isEmpty() || !p.isSet(outOpt))
         return usageError("merge needs IN.kcxsum... and --out OUT (see kcx merge --help)");
+    bool ok = false;
+    const int threads = p.value(threadsOpt).toInt(&ok);
+    if (!ok || threads < 0)
+        return usageError("--threads needs a whole number >= 0");
     std::vector<NamedInput> named;
     for (const QString& in : inputs)
         named.push_back({"summary", in.toStdString()});
@@ -125,7 +131,7 @@ int runMerge(const QStringList& args) {
         return 2;
     RunSummary total;
     try {
-        total = readSummaries(stdPaths(inputs));
+        total = readSummaries(stdPaths(inputs), threads);
     } catch (const std::exception& e) {
         sayError(e);
         return 2;

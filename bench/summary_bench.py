@@ -163,12 +163,15 @@ def main(argv):
         t_parts.append(s)
     parts = sorted(glob.glob(os.path.join(fleet, "*.kcxsum")))
     merged = os.path.join(a.dir, "fleet_merged.kcxsum")
-    t_merge, t_cat = [], []
+    t_merge, t_cat, t_merge1 = [], [], []
     for r in range(a.rounds):
         s, m_merge = measured([a.kcx, "merge", *parts, "--out", merged])
         t_merge.append(s)
         s, _ = measured(["cat", *parts])
         t_cat.append(s)
+        # The same merge reading one part at a time (what every merge did before 2026-12-06).
+        s, _ = measured([a.kcx, "merge", *parts, "--threads", "1", "--out", merged + ".1"])
+        t_merge1.append(s)
     psize = sum(os.path.getsize(p) for p in parts)
     print(f"\nfleet: {a.shards} shards x {a.shard_tokens / 1e6:.1f}M tokens "
           f"({sum(os.path.getsize(p) for p in shards) / 1e6:.0f} MB of runs)")
@@ -176,6 +179,8 @@ def main(argv):
           f"{psize / len(parts) / 1e3:.0f} KB each")
     print(f"  merge all {len(parts)}: {stats(t_merge)} s, peak RSS {m_merge / 1e6:.0f} MB; reading them (cat): "
           f"{stats(t_cat)} s; merge / read = {statistics.median(t_merge) / max(statistics.median(t_cat), 1e-3):.0f}x")
+    print(f"  merge all {len(parts)} with --threads 1: {stats(t_merge1)} s; the same bytes: "
+          f"{open(merged, 'rb').read() == open(merged + '.1', 'rb').read()}")
     print(f"  merged summary: {os.path.getsize(merged) / 1e3:.0f} KB")
     window(a)
 

@@ -40,6 +40,11 @@ else
   check merge-b2 0 "$kcx" merge p7.kcxsum p1.kcxsum --out b2.kcxsum
   check merge-b3 0 "$kcx" merge b2.kcxsum p5.kcxsum b1.kcxsum p0.kcxsum --out b3.kcxsum
   check merge-b 0 "$kcx" merge p3.kcxsum b3.kcxsum --out b.kcxsum
+  # The parts read one at a time give the same bytes as read on every core.
+  check merge-a1 0 "$kcx" merge p0.kcxsum p1.kcxsum p2.kcxsum p3.kcxsum p4.kcxsum p5.kcxsum p6.kcxsum p7.kcxsum --threads 1 --out a1.kcxsum
+  if cmp -s a.kcxsum a1.kcxsum; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL merge --threads 1 differs"; fi
+  check merge-threads-bad 2 "$kcx" merge p0.kcxsum p1.kcxsum --threads -1 --out x.kcxsum
+  contains merge-threads-bad-says err.txt "--threads"
 fi
 for f in a b; do
   if cmp -s one.kcxsum "$f.kcxsum"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL $f.kcxsum differs from one.kcxsum"; fi
