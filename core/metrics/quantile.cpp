@@ -301,13 +301,8 @@ std::vector<double> quantilesType7(const ValueSource& values, std::span<const do
 }
 
 double orderStatistic(std::span<const double> values, size_t k, int threads) {
-    const ValueSource src = ValueSource::of(values);
-    if (values.size() <= kSmallValues) {
-        std::vector<double> copy = nonNaN(src, threads);
-        return selectSmall(copy, {uint64_t(k)})[0];
-    }
-    const Histogram h = histogram(src, KeyMap{}, threads);
-    return selectRanks(src, KeyMap{}, h, {uint64_t(k)}, threads)[0];
+    const uint64_t rank = k;
+    return orderStatistics(values, std::span<const uint64_t>(&rank, 1), threads)[0];
 }
 
 std::vector<double> orderStatistics(std::span<const double> values, std::span<const uint64_t> ranks, int threads) {
