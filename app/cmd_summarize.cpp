@@ -18,6 +18,19 @@ namespace {
 
 void sayError(const std::exception& e) { std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str()); }
 
+QCommandLineOption jsonOption() {
+    return QCommandLineOption("json",
+                              "Write the JSON container (gzip-compressed) instead of the binary one: readable by any "
+                              "tool, larger and slower to read (docs/summaries.md, \"The file\").");
+}
+
+void write(const RunSummary& s, const QCommandLineParser& p, const QCommandLineOption& out) {
+    if (p.isSet("json"))
+        writeSummaryJson(s, p.value(out).toStdString());
+    else
+        writeSummary(s, p.value(out).toStdString());
+}
+
 }  // namespace
 
 int runSummarize(const QStringList& args) {
@@ -33,7 +46,7 @@ int runSummarize(const QStringList& args) {
     const QCommandLineOption clipOpt("ppo-clip", "The PPO clip c of clip_excess (default 0.2).", "C", "0.2");
     const QCommandLineOption threadsOpt("threads", "Worker threads (default: all cores).", "N", "0");
     const QCommandLineOption quietOpt("quiet", "No progress output.");
-    p.addOptions({runOpt, outOpt, clipOpt, threadsOpt, quietOpt});
+    p.addOptions({runOpt, outOpt, clipOpt, threadsOpt, quietOpt, jsonOption()});
     if (!p.parse(args))
         return usageError(p.errorText() + " (see kcx summarize --help)");
     if (p.isSet("help")) {
@@ -88,7 +101,7 @@ int runSummarize(const QStringList& args) {
         }
     }
     try {
-        writeSummary(total, p.value(outOpt).toStdString());
+        write(total, p, outOpt);
     } catch (const std::exception& e) {
         sayError(e);
         return 2;
@@ -109,7 +122,7 @@ int runMerge(const QStringList& args) {
     const QCommandLineOption outOpt("out", "The merged summary to write.", "OUT");
     const QCommandLineOption threadsOpt("threads", "Parts read at once (default: all cores; the file is the same).",
                                         "N", "0");
-    p.addOptions({outOpt, threadsOpt});
+    p.addOptions({outOpt, threadsOpt, jsonOption()});
     p.addPositionalArgument("IN", "Summaries to merge (kcx summarize's output, or earlier merges).", "IN.kcxsum...");
     if (!p.parse(args))
         return usageError(p.errorText() + " (see kcx merge --help)");
@@ -137,7 +150,7 @@ int runMerge(const QStringList& args) {
         return 2;
     }
     try {
-        writeSummary(total, p.value(outOpt).toStdString());
+        write(total, p, outOpt);
     } catch (const std::exception& e) {
         sayError(e);
         return 2;

@@ -1,5 +1,6 @@
-// Any bytes as a summary file (docs/summaries.md): read and checked, then every figure a
-// command reads from it computed, and written back: what is read must write the same text.
+// Any bytes as a summary file (docs/summaries.md), either container: read and checked, then
+// every figure a command reads from it computed, and written back in both containers: what
+// is read must write the same text and bytes.
 #include "core/base/errors.h"
 #include "core/summary/summary.h"
 #include "fuzz/fuzz_util.h"
@@ -26,6 +27,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const std::string text = kcx::summaryJsonText(s);
         if (kcx::summaryJsonText(kcx::parseSummary(text, "rewritten")) != text)
             kcx::fuzz::finding("summaryJsonText", "a summary read back does not write the same text");
+        const std::string bytes = kcx::summaryBinaryBytes(s);
+        if (kcx::summaryBinaryBytes(kcx::parseSummary(bytes, "rewritten")) != bytes)
+            kcx::fuzz::finding("summaryBinaryBytes", "a summary read back does not write the same bytes");
     } catch (const std::exception& e) {
         kcx::fuzz::finding("summary figures", e.what());
     }

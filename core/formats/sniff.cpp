@@ -328,6 +328,16 @@ Sniffed sniffRun(const std::string& path) {
             return {RunKind::OneSide, "a JSON array of responses, as SGLang's batch /generate returns"};
         return {RunKind::SpecJsonl, {}};
     }
+    if (h.starts_with(kSummaryBinaryMagic))
+        return {RunKind::Summary, {}};
+    if (gzip) {
+        gzFile gz = openGzipRead(path);
+        char head[kSummaryBinaryMagic.size()];
+        const int got = gzread(gz, head, unsigned(sizeof head));
+        gzclose(gz);
+        if (got == int(sizeof head) && std::string_view(head, sizeof head) == kSummaryBinaryMagic)
+            return {RunKind::Summary, {}};
+    }
     if (gzip || (first != std::string::npos && h[first] == '{')) {
         bool complete = false;
         const auto keys = firstRecordKeys(path, size_t(64) << 20, complete);

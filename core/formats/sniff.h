@@ -42,8 +42,11 @@ enum class RunKind {
     OneSide,            // one kernel's log-prob dump (needs kcx import)
     UnknownDirectory,   // a directory with neither
     Foreign,            // another tool's file KCX does not read (detail: what it is)
-    Summary,            // a KCX summary (core/summary, docs/summaries.md): JSON whose first key is kcx_summary
+    Summary,            // a KCX summary (core/summary, docs/summaries.md): the binary container, or JSON whose first key is kcx_summary
 };
+
+// The first bytes of a summary's binary container (after gzip, when compressed).
+inline constexpr std::string_view kSummaryBinaryMagic{"\x89KCXSUM\n", 8};
 
 struct Sniffed {
     RunKind kind = RunKind::SpecJsonl;

@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -141,20 +142,26 @@ const std::vector<std::string>& positionBucketNames();
 // q = 0 and q = 1.
 std::optional<double> sketchQuantile(const MetricCell& c, double q);
 
-// Files. A summary file is gzip-compressed JSON (docs/summaries.md); readSummary accepts it
-// compressed or not and checks everything (InputError with file and place).
-inline constexpr size_t kMaxSummaryBytes = size_t(4) << 30;   // uncompressed JSON
+// Files (docs/summaries.md, "The file"). writeSummary writes the binary container,
+// gzip-compressed; writeSummaryJson the JSON one (readable by any tool, slower to read).
+// readSummary accepts either, compressed or not, and checks everything (InputError with file
+// and place).
+inline constexpr size_t kMaxSummaryBytes = size_t(4) << 30;   // uncompressed
 void writeSummary(const RunSummary& s, const std::string& path);
+void writeSummaryJson(const RunSummary& s, const std::string& path);
 std::string summaryJsonText(const RunSummary& s);
+std::string summaryBinaryBytes(const RunSummary& s);   // uncompressed
 RunSummary readSummary(const std::string& path);
 // Several summaries read and merged (kcx merge, and --run S1 --run S2 of metrics and check):
 // the same summary as reading them in order, on `threads` workers (0: the CPUs this process
 // may use); a clash between them (the same input twice, different clips) is an InputError
 // naming the file that brought it, the first in order.
 RunSummary readSummaries(const std::vector<std::string>& paths, int threads = 0);
-RunSummary parseSummary(const std::string& text, const std::string& file);
-// True when the bytes (the head of a file) are a summary: gzip or JSON whose first key is
-// "kcx_summary".
+// Uncompressed bytes of either container, told by the binary one's first bytes.
+RunSummary parseSummary(const std::string& bytes, const std::string& file);
+RunSummary parseSummaryBinary(std::string_view bytes, const std::string& file);
+// True when the file is a summary: the binary container, or JSON whose first key is
+// "kcx_summary"; either may be gzip-compressed.
 bool looksLikeSummary(const std::string& path);
 
 }  // namespace kcx

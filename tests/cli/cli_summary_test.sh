@@ -45,6 +45,18 @@ else
   if cmp -s a.kcxsum a1.kcxsum; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL merge --threads 1 differs"; fi
   check merge-threads-bad 2 "$kcx" merge p0.kcxsum p1.kcxsum --threads -1 --out x.kcxsum
   contains merge-threads-bad-says err.txt "--threads"
+  # --json writes the JSON container (gzip): a tool reads it, and kcx reads the same figures.
+  check merge-json 0 "$kcx" merge a.kcxsum --json --out j.kcxsum
+  check metrics-json-container 0 "$kcx" metrics --run j.kcxsum --json sumj.json
+  check metrics-binary-container 0 "$kcx" metrics --run a.kcxsum --json suma.json
+  $py - <<'PY' && pass=$((pass+1)) || { fail=$((fail+1)); echo "FAIL the JSON container"; }
+import gzip, json
+j = json.load(gzip.open("j.kcxsum"))
+assert list(j)[0] == "kcx_summary" and j["tokens"] > 0, list(j)[:3]
+assert open("a.kcxsum", "rb").read(2) == b"\x1f\x8b" and gzip.open("a.kcxsum").read(8) == b"\x89KCXSUM\n"
+a, b = json.load(open("suma.json")), json.load(open("sumj.json"))
+assert a["metrics"] == b["metrics"] and a["run"]["tokens"] == b["run"]["tokens"]
+PY
 fi
 for f in a b; do
   if cmp -s one.kcxsum "$f.kcxsum"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL $f.kcxsum differs from one.kcxsum"; fi

@@ -1,6 +1,6 @@
 // Summaries (issue 19, SPEC 10): exact sums, the quantile sketch, cells per step and slice
-// against a brute force over the run's tokens, merging in any order and grouping, and the
-// file format with its bad inputs.
+// against a brute force over the run's tokens, merging in any order and grouping. The files
+// and their bad inputs: test_summary_io.cpp.
 #include <QtTest/QTest>
 
 #include <algorithm>
@@ -17,71 +17,15 @@
 #include "core/summary/summary.h"
 #include "core/summary/summary_views.h"
 #include "tests/support/test_files.h"
+#include "tests/support/summary_runs.h"
 #include "tests/support/test_runs.h"
 #include "tests/support/wait_scale.h"
 
 using namespace kcx;
+using test::makeRun;
+using test::shardOf;
 
 namespace {
-
-// A run of `n` sequences with steps 0..steps-1 and a label task ∈ {a, b, c}: log-ratios
-// lognormal in size with random sign, a few tokens missing or non-finite, lengths 1..300.
-std::shared_ptr<Run> makeRun(uint64_t seed, size_t n, int steps, const std::string& prefix = "s") {
-    std::mt19937_64 rng(seed);
-    std::lognormal_distribution<double> size(-4.0, 1.5);
-    std::uniform_int_distribution<int> len(1, 300);
-    std::vector<int64_t> off{0};
-    std::vector<double> a, b;
-    for (size_t s = 0; s < n; ++s) {
-        const int T = len(rng);
-        for (int t = 0; t < T; ++t) {
-            const double train = -std::fabs(size(rng)) * 10;
-            double r = size(rng) * ((rng() & 1) ? 1 : -1);
-            const uint64_t u = rng() % 1000;
-            a.push_back(train);
-            if (u == 0)
-                b.push_back(missingDouble());
-            else if (u == 1)
-                b.push_back(NAN);
-            else
-                b.push_back(train - r);
-        }
-        off.push_back(int64_t(a.size()));
-    }
-    auto run = test::runFromFlat(std::move(off), std::move(a), std::move(b), prefix);
-    run->slices.keys = {"task", kStepKey};
-    run->slices.values = {{"a", "b", "c"}, {}};
-    for (int st = 0; st < steps; ++st)
-        run->slices.values[1].push_back(std::to_string(st));
-    for (size_t s = 0; s < n; ++s) {
-        run->slices.codes.push_back(int32_t(rng() % 4) - 1);   // −1: unlabelled
-        run->slices.codes.push_back(int32_t(rng() % uint64_t(steps)));
-    }
-    run->checkInvariants();
-    return run;
-}
-
-// The run's sequences [b, e) as a run of their own (a shard), same ids, labels and steps.
-std::shared_ptr<Run> shardOf(const Run& run, size_t b, size_t e) {
-    std::vector<int64_t> off{0};
-    std::vector<double> x, y;
-    for (size_t s = b; s < e; ++s) {
-        for (size_t i = run.seqBegin(s); i < run.seqEnd(s); ++i) {
-            x.push_back(run.lpTrain[i]);
-            y.push_back(run.lpInf[i]);
-        }
-        off.push_back(int64_t(x.size()));
-    }
-    auto out = test::runFromFlat(std::move(off), std::move(x), std::move(y));
-    for (size_t s = b; s < e; ++s)
-        out->ids[s - b] = run.ids[s];
-    out->slices.keys = run.slices.keys;
-    out->slices.values = run.slices.values;
-    const size_t K = run.slices.keys.size();
-    out->slices.codes.assign(run.slices.codes.begin() + long(b * K), run.slices.codes.begin() + long(e * K));
-    out->checkInvariants();
-    return out;
-}
 
 // Type 7 over a sorted vector.
 double type7(const std::vector<double>& x, double q, size_t* lo = nullptr) {
@@ -672,145 +616,6 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, a.merge(b));
     }
 
-    void fileRoundTrip() {
-        test::TempFiles files;
-        auto run = makeRun(7, 50, 2);
-        RunSummary s = summarizeRun(run);
-        s.inputs = {{"r.jsonl", std::string(64, 'f'), run->sequenceCount(), run->tokenCount()}};
-        const std::string path = files.path("r.kcxsum");
-        writeSummary(s, path);
-        QVERIFY(looksLikeSummary(path));
-        const RunSummary back = readSummary(path);
-        QVERIFY(back.cells == s.cells);
-        QCOMPARE(summaryJsonText(back), summaryJsonText(s));
-        // Plain JSON is read too.
-        const std::string plain = files.write("plain.json", summaryJsonText(s));
-        QVERIFY(looksLikeSummary(plain));
-        QVERIFY(readSummary(plain).cells == s.cells);
-    }
-
-    // kcx merge reads its parts on every worker thread: the same summary, to the byte, as
-    // reading them one after another, on 1 to 7 threads; and on a clash or a bad part the
-    // error names the first file in order that brings one, whatever the threads.
-    void readingPartsOnAnyThreads() {
-        test::TempFiles files;
-        auto run = makeRun(12, 140, 3);
-        const size_t cuts[] = {0, 9, 30, 31, 60, 85, 120, run->sequenceCount()};
-        std::vector<std::string> paths;
-        for (size_t k = 0; k + 1 < std::size(cuts); ++k) {
-            const auto shard = shardOf(*run, cuts[k], cuts[k + 1]);
-            RunSummary part = summarizeRun(shard);
-            part.inputs = {{"p" + std::to_string(k) + ".jsonl", std::string(63, 'a') + char('0' + k),
-                            shard->sequenceCount(), shard->tokenCount()}};
-            paths.push_back(files.path("p" + std::to_string(k) + ".kcxsum"));
-            writeSummary(part, paths.back());
-        }
-        const RunSummary whole = summarizeRun(run);
-        const std::string inOrder = summaryJsonText(readSummaries(paths, 1));
-        for (int threads : {2, 3, 7}) {
-            const RunSummary got = readSummaries(paths, threads);
-            QVERIFY(got.cells == whole.cells);
-            QCOMPARE(got.inputs.size(), size_t(7));
-            QCOMPARE(summaryJsonText(got), inOrder);
-        }
-        auto errorOf = [&](const std::vector<std::string>& ps, int threads) {
-            try {
-                readSummaries(ps, threads);
-            } catch (const InputError& e) {
-                return std::string(e.what());
-            }
-            return std::string("no error");
-        };
-        // Part 2 again at place 5 (a clash), and a cut file at place 6.
-        std::vector<std::string> bad = paths;
-        bad[5] = files.path("again.kcxsum");
-        {
-            RunSummary again = readSummary(paths[2]);
-            writeSummary(again, bad[5]);
-        }
-        const std::string cut = files.write("cut.kcxsum", "{\"kcx_summary\": 1, \"cells\": [");
-        bad[6] = cut;
-        for (int threads : {1, 2, 3, 7}) {
-            const std::string e = errorOf(bad, threads);
-            QVERIFY2(e.find(bad[5]) != std::string::npos && e.find("twice") != std::string::npos, e.c_str());
-            std::vector<std::string> onlyCut = paths;
-            onlyCut[6] = cut;
-            const std::string c = errorOf(onlyCut, threads);
-            QVERIFY2(c.find(cut) != std::string::npos && c.find("twice") == std::string::npos, c.c_str());
-        }
-    }
-
-    // Every bad input: an error naming the file and the place.
-    void badInputsNameFileAndPlace() {
-        test::TempFiles files;
-        auto run = makeRun(8, 20, 1);
-        RunSummary s = summarizeRun(run);
-        s.inputs = {{"r.jsonl", std::string(64, 'f'), run->sequenceCount(), run->tokenCount()}};
-        const nlohmann::json good = nlohmann::json::parse(summaryJsonText(s));
-        auto err = [&](const std::function<void(nlohmann::json&)>& edit) {
-            nlohmann::json j = good;
-            edit(j);
-            const std::string p = files.write("bad.kcxsum", j.dump());
-            return test::errorOf([&] { readSummary(p); });
-        };
-        auto expect = [&](const std::string& got, const char* place, const char* words) {
-            QVERIFY2(got.find("bad.kcxsum") != std::string::npos, got.c_str());
-            QVERIFY2(got.find(place) != std::string::npos, got.c_str());
-            QVERIFY2(got.find(words) != std::string::npos, got.c_str());
-        };
-        // Cell 0 is step 0, all sequences, all positions (the cells are sorted).
-        expect(err([](auto& j) { j["kcx_summary"] = 2; }), "kcx_summary", "version 2");
-        expect(err([](auto& j) { j["relative_accuracy"] = 0.02; }), "relative_accuracy", "0.01");
-        expect(err([](auto& j) { j.erase("inputs"); }), "top level", "\"inputs\" is missing");
-        expect(err([](auto& j) { j["inputs"][0]["sha256"] = "xyz"; }), "inputs[0].sha256", "hex");
-        expect(err([](auto& j) { j["cells"][0]["metrics"]["abs_log_ratio"]["count"] = 3; }),
-               "cells[0].metrics.abs_log_ratio.sketch", "count says 3");
-        expect(err([](auto& j) { j["cells"][0]["metrics"]["abs_log_ratio"]["count"] = -3; }),
-               "cells[0].metrics.abs_log_ratio.count", "whole number");
-        expect(err([](auto& j) { j["cells"][0]["metrics"]["abs_log_ratio"]["min"] = 1e9; }),
-               "cells[0].metrics.abs_log_ratio", "min is above max");
-        expect(err([](auto& j) { j["cells"][0]["metrics"]["abs_log_ratio"]["sum"] = {1, 3, 0}; }),
-               "cells[0].metrics.abs_log_ratio.sum", "canonical");
-        expect(err([](auto& j) { j["cells"][0]["metrics"]["abs_log_ratio"]["sum"] = {1, 3, 5000000000}; }),
-               "cells[0].metrics.abs_log_ratio.sum[2]", "below 2^32");
-        expect(err([](auto& j) { j["cells"][0]["metrics"]["nonsense"] = j["cells"][0]["metrics"]["abs_log_ratio"]; }),
-               "cells[0].metrics.nonsense", "not a token or sequence metric");
-        expect(err([](auto& j) { j["cells"][0]["metrics"]["abs_log_ratio"]["sketch"]["pos"][1] = {1, -1, 1}; }),
-               "cells[0].metrics.abs_log_ratio.sketch.pos[1][1]", "empty buckets");
-        expect(err([](auto& j) { j["cells"][0]["metrics"]["abs_log_ratio"]["sketch"]["pos"][0] = 99999; }),
-               "cells[0].metrics.abs_log_ratio.sketch.pos", "what a double can reach");
-        expect(err([](auto& j) {
-                   auto& w = j["cells"][0]["metrics"]["abs_log_ratio"]["worst"];
-                   std::swap(w[0], w[1]);
-               }),
-               "cells[0].metrics.abs_log_ratio.worst[1]", "not in order");
-        expect(err([](auto& j) { j["cells"].push_back(j["cells"][0]); }), "cells[", "a second cell");
-        expect(err([](auto& j) { j["cells"][0]["pos"] = "pos_1_2"; }), "cells[0].pos", "position bucket");
-        expect(err([](auto& j) { j["cells"][0]["key"] = "task"; }), "cells[0]", "both null");
-        expect(err([](auto& j) { j["cells"][0]["step"] = -4; }), "cells[0].step", ">= 0");
-        expect(err([](auto& j) { j["tokens"] = 1; }), "sequences", "totals");
-        expect(err([](auto& j) { j["inputs"][0]["tokens"] = 1; }), "inputs", "add up");
-        // Not JSON, truncated gzip, too deep.
-        const std::string text = files.write("t.kcxsum", "{\"kcx_summary\": 1, \"cells\": [");
-        QVERIFY(test::errorOf([&] { readSummary(text); }).find("not valid JSON") != std::string::npos);
-        // A number too large for a double (fuzz_summary's first finding: nlohmann throws
-        // out_of_range, not parse_error).
-        const std::string huge = files.write("huge.kcxsum", "{\"kcx_summary\": 1, \"ppo_clip\": 33e135844960}");
-        const std::string he = test::errorOf([&] { readSummary(huge); });
-        QVERIFY2(he.find("huge.kcxsum") != std::string::npos && he.find("not valid JSON") != std::string::npos, he.c_str());
-        const std::string gz = files.writeGz("g.kcxsum", summaryJsonText(s));
-        std::string bytes;
-        {
-            std::ifstream f(gz, std::ios::binary);
-            bytes.assign(std::istreambuf_iterator<char>(f), {});
-        }
-        const std::string cut = files.write("cut.kcxsum", bytes.substr(0, bytes.size() / 2));
-        const std::string e = test::errorOf([&] { readSummary(cut); });
-        QVERIFY2(e.find("cut.kcxsum") != std::string::npos, e.c_str());
-        const std::string deep = files.write("deep.kcxsum", "{\"kcx_summary\": 1, \"x\": " + std::string(100, '[') +
-                                                                std::string(100, ']') + "}");
-        QVERIFY(test::errorOf([&] { readSummary(deep); }).find("deeper") != std::string::npos);
-    }
 };
 
 QTEST_GUILESS_MAIN(TestSummary)

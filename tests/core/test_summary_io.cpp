@@ -1,0 +1,371 @@
+// Summary files (issue 19, docs/summaries.md "The file"): the binary container read from a
+// hand-encoded file built from the documentation alone, both containers read back, parts read
+// on any number of threads, and every bad input an error naming the file and the place.
+#include <QtTest/QTest>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <functional>
+
+#include "core/base/errors.h"
+#include "core/summary/summary.h"
+#include "core/summary/summary_views.h"
+#include "tests/support/summary_runs.h"
+#include "tests/support/test_files.h"
+
+using namespace kcx;
+using test::makeRun;
+using test::shardOf;
+
+namespace {
+
+std::string fileBytes(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+std::string fileHeadBytes(const std::string& path, size_t n) { return fileBytes(path).substr(0, n); }
+
+// The binary container as docs/summaries.md describes it, written by hand: LEB128 unsigned
+// integers, zigzag signed ones, little-endian doubles, length-prefixed UTF-8 text.
+struct Bytes {
+    std::string b;
+    Bytes& u(uint64_t v) {
+        while (v >= 0x80) {
+            b.push_back(char((v & 0x7f) | 0x80));
+            v >>= 7;
+        }
+        b.push_back(char(v));
+        return *this;
+    }
+    Bytes& s(int64_t v) { return u(v < 0 ? (uint64_t(-(v + 1)) << 1) | 1 : uint64_t(v) << 1); }
+    Bytes& f(double d) {
+        unsigned char x[8];
+        std::memcpy(x, &d, 8);
+        b.append(reinterpret_cast<char*>(x), 8);
+        return *this;
+    }
+    Bytes& str(const std::string& t) {
+        u(t.size());
+        b += t;
+        return *this;
+    }
+    // An exact sum of one 32-bit limb at index `low` (limb i weighs 2^(32 i - 1074)).
+    Bytes& sum1(int low, uint32_t limb) { return s(1).u(uint64_t(low)).u(1).u(limb); }
+};
+
+// What the hand-made summary is made of; each bad input changes one thing.
+struct HandMade {
+    uint64_t version = 1;
+    double accuracy = 0.01;
+    uint64_t count = 2;
+    uint32_t sumLimb = 3u << 16;              // 0.75 = 3 * 2^-2 = 3 * 2^16 * 2^(32*33 - 1074)
+    uint64_t gap = 34;                        // empty buckets between the values' buckets
+    std::string id = "seq-0";
+    bool swapWorst = false;
+    std::vector<std::string> metricTable{"abs_log_ratio"};
+    uint64_t metricIndex = 0;
+    std::vector<uint64_t> steps{3};           // one cell per entry (all tokens, all positions)
+    std::string trailing;
+};
+
+// Bucket i holds (gamma^(i-1), gamma^i]: i = ceil(ln x / ln gamma), gamma = 1.01 / 0.99.
+int32_t bucket(double x) { return int32_t(std::ceil(std::log(x) / std::log(1.01 / 0.99))); }
+
+// One sequence "seq-0" of two tokens with abs_log_ratio 0.5 (position 1) and 0.25 (position 0).
+std::string handMade(const HandMade& h) {
+    Bytes o;
+    o.b = std::string("\x89KCXSUM\n", 8);
+    o.u(h.version).f(h.accuracy).u(5).f(0.2).u(0);
+    const uint64_t cells = h.steps.size();
+    o.u(1).str("r.jsonl").str(std::string(64, 'a')).u(cells).u(2 * cells);
+    o.u(cells).u(2 * cells);                  // sequences, tokens
+    o.u(0);                                   // no position buckets
+    o.u(h.metricTable.size());
+    for (const std::string& m : h.metricTable)
+        o.str(m);
+    o.u(cells);
+    for (uint64_t step : h.steps) {
+        o.u(step + 1).str("").u(0).u(1).u(2);
+        o.u(0).u(0).u(0).u(0).u(0);           // run: pairs, ratios, missing, nonfinite, sequences
+        for (int k = 0; k < 8; ++k)
+            o.s(0);                           // run sums: zero
+        o.u(1).u(h.metricIndex);
+        o.u(h.count).u(0).u(0);
+        o.sum1(33, h.sumLimb);                // sum 0.75
+        o.sum1(33, 5u << 14);                 // sum of squares 0.3125 = 5 * 2^-4
+        o.f(0.25).f(0.5);
+        const int32_t lo = bucket(0.25), hi = bucket(0.5);
+        QTest::qVerify(hi - lo - 1 == 34, "hi - lo", "", __FILE__, __LINE__);
+        o.u(0).u(3).s(lo).u(1).u(0).u(h.gap).u(1).u(0);   // sketch: zeros, positive store, empty negative store
+        o.u(1);                               // sequences
+        o.sum1(33, 9u << 14);                 // sum of S_s^2: 0.5625 = 9 * 2^-4
+        o.sum1(33, 1u << 20);                 // sum of n_s^2: 4 = 2^2
+        o.sum1(33, 3u << 17);                 // sum of S_s n_s: 1.5 = 3 * 2^-1
+        o.u(0).u(1).s(hi).u(1).u(0);          // sketch of sequence maxima: 0.5
+        o.u(2);
+        if (!h.swapWorst)
+            o.f(0.5).str(h.id).s(1).s(int64_t(step)).f(0.25).str(h.id).s(0).s(int64_t(step));
+        else
+            o.f(0.25).str(h.id).s(0).s(int64_t(step)).f(0.5).str(h.id).s(1).s(int64_t(step));
+    }
+    o.b += h.trailing;
+    return o.b;
+}
+
+}  // namespace
+
+class TestSummaryIo : public QObject {
+    Q_OBJECT
+
+private slots:
+    // The reader against a file written by hand from docs/summaries.md, figures checked by hand.
+    void binaryFromTheDocumentation() {
+        test::TempFiles files;
+        const std::string path = files.writeGz("hand.kcxsum", handMade({}));
+        QVERIFY(looksLikeSummary(path));
+        const RunSummary s = readSummary(path);
+        QCOMPARE(s.cells.size(), size_t(1));
+        QCOMPARE(s.steps(), std::vector<int64_t>{3});
+        QCOMPARE(s.tokens(), uint64_t(2));
+        QCOMPARE(s.inputs.at(0).path, std::string("r.jsonl"));
+        const CellData& d = s.cells.at(CellKey{3, "", "", -1});
+        const MetricCell& m = d.metrics.at("abs_log_ratio");
+        QCOMPARE(m.count, uint64_t(2));
+        QCOMPARE(m.sum.value(), 0.75);
+        QCOMPARE(m.sumSq.value(), 0.3125);
+        QCOMPARE(m.mean(), 0.375);
+        QCOMPARE(m.seqSumSq.value(), 0.5625);
+        QCOMPARE(m.seqCountSq.value(), 4.0);
+        QCOMPARE(m.seqSumCount.value(), 1.5);
+        QCOMPARE(m.sketch.count(), uint64_t(2));
+        QCOMPARE(*sketchQuantile(m, 1.0), 0.5);
+        QCOMPARE(*sketchQuantile(m, 0.0), 0.25);
+        // The lowest and highest ranks are the exact minimum and maximum, so the median of two
+        // values is their mean; inside, a rank reads its bucket's value 2 gamma^i / (gamma + 1).
+        QCOMPARE(*sketchQuantile(m, 0.5), 0.375);
+        const double g = 1.01 / 0.99;
+        for (auto [rank, x] : {std::pair{0, 0.25}, std::pair{1, 0.5}}) {
+            const double want = 2 * std::pow(g, bucket(x)) / (g + 1);
+            const double got = m.sketch.valueAtRank(uint64_t(rank));
+            QVERIFY2(std::fabs(got - want) < 1e-12 * want, std::to_string(got).c_str());
+            QVERIFY(std::fabs(got - x) <= 0.01 * x);
+        }
+        QCOMPARE(m.seqMax.count(), uint64_t(1));
+        QCOMPARE(m.worst.size(), size_t(2));
+        QCOMPARE(m.worst[0].value, 0.5);
+        QCOMPARE(m.worst[0].position, int64_t(1));
+        QCOMPARE(m.worst[1].id, std::string("seq-0"));
+        QCOMPARE(m.worst[1].step, int64_t(3));
+        QVERIFY(std::isnan(meanStandardError(m)));   // one sequence
+        // The JSON container of the same summary spells the sum as docs/summaries.md says.
+        QVERIFY2(summaryJsonText(s).find("\"sum\":[1,33,196608]") != std::string::npos, summaryJsonText(s).c_str());
+        // What kcx writes reads back the same (its metric table names every metric).
+        QVERIFY(parseSummary(summaryBinaryBytes(s), "again").cells == s.cells);
+    }
+
+    // Every bad input of the binary container: an error naming the file and the place.
+    void badBinaryNamesFileAndPlace() {
+        test::TempFiles files;
+        auto err = [&](const std::function<void(HandMade&)>& edit) {
+            HandMade h;
+            edit(h);
+            const std::string p = files.write("bad.kcxsum", handMade(h));
+            return test::errorOf([&] { readSummary(p); });
+        };
+        auto expect = [&](const std::string& got, const char* place, const char* words) {
+            QVERIFY2(got.find("bad.kcxsum") != std::string::npos, got.c_str());
+            QVERIFY2(got.find(place) != std::string::npos, got.c_str());
+            QVERIFY2(got.find(words) != std::string::npos, got.c_str());
+        };
+        QCOMPARE(err([](HandMade&) {}), std::string("(no error)"));
+        expect(err([](HandMade& h) { h.version = 7; }), "kcx_summary", "version 7");
+        expect(err([](HandMade& h) { h.accuracy = 0.02; }), "relative_accuracy", "0.01");
+        expect(err([](HandMade& h) { h.count = 3; }), "cells[0].metrics.abs_log_ratio.sketch", "count says 3");
+        expect(err([](HandMade& h) { h.sumLimb = 0; }), "cells[0].metrics.abs_log_ratio.sum", "canonical");
+        expect(err([](HandMade& h) { h.gap = 0; }), "cells[0].metrics.abs_log_ratio.sketch.pos", "empty buckets");
+        expect(err([](HandMade& h) { h.gap = 90000; }), "cells[0].metrics.abs_log_ratio.sketch.pos", "reach");
+        expect(err([](HandMade& h) { h.id = "seq-\xff"; }), "cells[0].metrics.abs_log_ratio.worst[0]", "UTF-8");
+        expect(err([](HandMade& h) { h.swapWorst = true; }), "cells[0].metrics.abs_log_ratio.worst[1]", "not in order");
+        expect(err([](HandMade& h) { h.steps = {3, 3}; }), "cells[1]", "a second cell");
+        expect(err([](HandMade& h) { h.steps = {3, 2}; }), "cells[1]", "not in order");
+        expect(err([](HandMade& h) { h.metricIndex = 1; }), "cells[0].metrics", "metric indices");
+        expect(err([](HandMade& h) { h.metricTable = {"nonsense"}; }), "metrics", "not a token or sequence metric");
+        expect(err([](HandMade& h) { h.metricTable = {"abs_log_ratio", "abs_log_ratio"}; }), "metrics", "twice");
+        expect(err([](HandMade& h) { h.trailing = "x"; }), "cells", "bytes after the last cell");
+        // Cut anywhere: an error naming the file, never a crash or a summary.
+        const std::string good = handMade({});
+        for (size_t n = 0; n < good.size(); ++n) {
+            const std::string p = files.write("cut.kcxsum", good.substr(0, n));
+            const std::string e = test::errorOf([&] { readSummary(p); });
+            QVERIFY2(e.find("cut.kcxsum") != std::string::npos && e.find("NOT AN") == std::string::npos, e.c_str());
+        }
+        // Any single byte changed: an error or a summary, never a crash or another exception.
+        for (size_t i = 8; i < good.size(); ++i)
+            for (unsigned char x : {0x00, 0x01, 0x7f, 0x80, 0xff}) {
+                std::string b = good;
+                b[i] = char(x);
+                const std::string e = test::errorOf([&] { parseSummary(b, "flip"); });
+                QVERIFY2(e.find("NOT AN") == std::string::npos, e.c_str());
+            }
+    }
+
+    // Both containers read back the same cells, compressed or not, and are recognised by content.
+    void fileRoundTrip() {
+        test::TempFiles files;
+        auto run = makeRun(7, 50, 2);
+        RunSummary s = summarizeRun(run);
+        s.inputs = {{"r.jsonl", std::string(64, 'f'), run->sequenceCount(), run->tokenCount()}};
+        const std::string path = files.path("r.kcxsum");
+        writeSummary(s, path);
+        QVERIFY(looksLikeSummary(path));
+        QCOMPARE(fileHeadBytes(path, 2), std::string("\x1f\x8b"));   // gzip
+        const RunSummary back = readSummary(path);
+        QVERIFY(back.cells == s.cells);
+        QVERIFY(back.inputs == s.inputs);
+        QCOMPARE(summaryJsonText(back), summaryJsonText(s));
+        // The binary container uncompressed, and the JSON one compressed and plain.
+        const std::string raw = files.write("raw.kcxsum", summaryBinaryBytes(s));
+        QCOMPARE(fileHeadBytes(raw, 8), std::string("\x89KCXSUM\n", 8));
+        QVERIFY(looksLikeSummary(raw));
+        QVERIFY(readSummary(raw).cells == s.cells);
+        const std::string json = files.path("j.kcxsum");
+        writeSummaryJson(s, json);
+        QVERIFY(looksLikeSummary(json));
+        QVERIFY(readSummary(json).cells == s.cells);
+        const std::string plain = files.write("plain.json", summaryJsonText(s));
+        QVERIFY(looksLikeSummary(plain));
+        QVERIFY(readSummary(plain).cells == s.cells);
+        // Equal summaries, equal files.
+        const std::string again = files.path("again.kcxsum");
+        writeSummary(back, again);
+        QVERIFY(fileBytes(again) == fileBytes(path));
+    }
+
+    // kcx merge reads its parts on every worker thread: the same summary, to the byte, as
+    // reading them one after another, on 1 to 7 threads; and on a clash or a bad part the
+    // error names the first file in order that brings one, whatever the threads.
+    void readingPartsOnAnyThreads() {
+        test::TempFiles files;
+        auto run = makeRun(12, 140, 3);
+        const size_t cuts[] = {0, 9, 30, 31, 60, 85, 120, run->sequenceCount()};
+        std::vector<std::string> paths;
+        for (size_t k = 0; k + 1 < std::size(cuts); ++k) {
+            const auto shard = shardOf(*run, cuts[k], cuts[k + 1]);
+            RunSummary part = summarizeRun(shard);
+            part.inputs = {{"p" + std::to_string(k) + ".jsonl", std::string(63, 'a') + char('0' + k),
+                            shard->sequenceCount(), shard->tokenCount()}};
+            paths.push_back(files.path("p" + std::to_string(k) + ".kcxsum"));
+            writeSummary(part, paths.back());
+        }
+        const RunSummary whole = summarizeRun(run);
+        const std::string inOrder = summaryJsonText(readSummaries(paths, 1));
+        for (int threads : {2, 3, 7}) {
+            const RunSummary got = readSummaries(paths, threads);
+            QVERIFY(got.cells == whole.cells);
+            QCOMPARE(got.inputs.size(), size_t(7));
+            QCOMPARE(summaryJsonText(got), inOrder);
+        }
+        auto errorOf = [&](const std::vector<std::string>& ps, int threads) {
+            try {
+                readSummaries(ps, threads);
+            } catch (const InputError& e) {
+                return std::string(e.what());
+            }
+            return std::string("no error");
+        };
+        // Part 2 again at place 5 (a clash), and a cut file at place 6.
+        std::vector<std::string> bad = paths;
+        bad[5] = files.path("again.kcxsum");
+        {
+            RunSummary again = readSummary(paths[2]);
+            writeSummary(again, bad[5]);
+        }
+        const std::string cut = files.write("cut.kcxsum", "{\"kcx_summary\": 1, \"cells\": [");
+        bad[6] = cut;
+        for (int threads : {1, 2, 3, 7}) {
+            const std::string e = errorOf(bad, threads);
+            QVERIFY2(e.find(bad[5]) != std::string::npos && e.find("twice") != std::string::npos, e.c_str());
+            std::vector<std::string> onlyCut = paths;
+            onlyCut[6] = cut;
+            const std::string c = errorOf(onlyCut, threads);
+            QVERIFY2(c.find(cut) != std::string::npos && c.find("twice") == std::string::npos, c.c_str());
+        }
+    }
+
+    // Every bad input of the JSON container: an error naming the file and the place.
+    void badJsonNamesFileAndPlace() {
+        test::TempFiles files;
+        auto run = makeRun(8, 20, 1);
+        RunSummary s = summarizeRun(run);
+        s.inputs = {{"r.jsonl", std::string(64, 'f'), run->sequenceCount(), run->tokenCount()}};
+        const nlohmann::json good = nlohmann::json::parse(summaryJsonText(s));
+        auto err = [&](const std::function<void(nlohmann::json&)>& edit) {
+            nlohmann::json j = good;
+            edit(j);
+            const std::string p = files.write("bad.kcxsum", j.dump());
+            return test::errorOf([&] { readSummary(p); });
+        };
+        auto expect = [&](const std::string& got, const char* place, const char* words) {
+            QVERIFY2(got.find("bad.kcxsum") != std::string::npos, got.c_str());
+            QVERIFY2(got.find(place) != std::string::npos, got.c_str());
+            QVERIFY2(got.find(words) != std::string::npos, got.c_str());
+        };
+        // Cell 0 is step 0, all sequences, all positions (the cells are sorted).
+        expect(err([](auto& j) { j["kcx_summary"] = 2; }), "kcx_summary", "version 2");
+        expect(err([](auto& j) { j["relative_accuracy"] = 0.02; }), "relative_accuracy", "0.01");
+        expect(err([](auto& j) { j.erase("inputs"); }), "top level", "\"inputs\" is missing");
+        expect(err([](auto& j) { j["inputs"][0]["sha256"] = "xyz"; }), "inputs[0].sha256", "hex");
+        expect(err([](auto& j) { j["cells"][0]["metrics"]["abs_log_ratio"]["count"] = 3; }),
+               "cells[0].metrics.abs_log_ratio.sketch", "count says 3");
+        expect(err([](auto& j) { j["cells"][0]["metrics"]["abs_log_ratio"]["count"] = -3; }),
+               "cells[0].metrics.abs_log_ratio.count", "whole number");
+        expect(err([](auto& j) { j["cells"][0]["metrics"]["abs_log_ratio"]["min"] = 1e9; }),
+               "cells[0].metrics.abs_log_ratio", "min is above max");
+        expect(err([](auto& j) { j["cells"][0]["metrics"]["abs_log_ratio"]["sum"] = {1, 3, 0}; }),
+               "cells[0].metrics.abs_log_ratio.sum", "canonical");
+        expect(err([](auto& j) { j["cells"][0]["metrics"]["abs_log_ratio"]["sum"] = {1, 3, 5000000000}; }),
+               "cells[0].metrics.abs_log_ratio.sum[2]", "below 2^32");
+        expect(err([](auto& j) { j["cells"][0]["metrics"]["nonsense"] = j["cells"][0]["metrics"]["abs_log_ratio"]; }),
+               "cells[0].metrics.nonsense", "not a token or sequence metric");
+        expect(err([](auto& j) { j["cells"][0]["metrics"]["abs_log_ratio"]["sketch"]["pos"][1] = {1, -1, 1}; }),
+               "cells[0].metrics.abs_log_ratio.sketch.pos[1][1]", "empty buckets");
+        expect(err([](auto& j) { j["cells"][0]["metrics"]["abs_log_ratio"]["sketch"]["pos"][0] = 99999; }),
+               "cells[0].metrics.abs_log_ratio.sketch.pos", "what a double can reach");
+        expect(err([](auto& j) {
+                   auto& w = j["cells"][0]["metrics"]["abs_log_ratio"]["worst"];
+                   std::swap(w[0], w[1]);
+               }),
+               "cells[0].metrics.abs_log_ratio.worst[1]", "not in order");
+        expect(err([](auto& j) { j["cells"].push_back(j["cells"][0]); }), "cells[", "a second cell");
+        expect(err([](auto& j) { j["cells"][0]["pos"] = "pos_1_2"; }), "cells[0].pos", "position bucket");
+        expect(err([](auto& j) { j["cells"][0]["key"] = "task"; }), "cells[0]", "both null");
+        expect(err([](auto& j) { j["cells"][0]["step"] = -4; }), "cells[0].step", ">= 0");
+        expect(err([](auto& j) { j["tokens"] = 1; }), "sequences", "totals");
+        expect(err([](auto& j) { j["inputs"][0]["tokens"] = 1; }), "inputs", "add up");
+        // Not JSON, truncated gzip, too deep.
+        const std::string text = files.write("t.kcxsum", "{\"kcx_summary\": 1, \"cells\": [");
+        QVERIFY(test::errorOf([&] { readSummary(text); }).find("not valid JSON") != std::string::npos);
+        // A number too large for a double (fuzz_summary's first finding: nlohmann throws
+        // out_of_range, not parse_error).
+        const std::string huge = files.write("huge.kcxsum", "{\"kcx_summary\": 1, \"ppo_clip\": 33e135844960}");
+        const std::string he = test::errorOf([&] { readSummary(huge); });
+        QVERIFY2(he.find("huge.kcxsum") != std::string::npos && he.find("not valid JSON") != std::string::npos, he.c_str());
+        const std::string gz = files.writeGz("g.kcxsum", summaryJsonText(s));
+        std::string bytes;
+        {
+            std::ifstream f(gz, std::ios::binary);
+            bytes.assign(std::istreambuf_iterator<char>(f), {});
+        }
+        const std::string cut = files.write("cut.kcxsum", bytes.substr(0, bytes.size() / 2));
+        const std::string e = test::errorOf([&] { readSummary(cut); });
+        QVERIFY2(e.find("cut.kcxsum") != std::string::npos, e.c_str());
+        const std::string deep = files.write("deep.kcxsum", "{\"kcx_summary\": 1, \"x\": " + std::string(100, '[') +
+                                                                std::string(100, ']') + "}");
+        QVERIFY(test::errorOf([&] { readSummary(deep); }).find("deeper") != std::string::npos);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSummaryIo)
+#include "test_summary_io.moc"
