@@ -64,9 +64,35 @@ gzFile openGzipRead(const std::string& path) {
     return gz;
 }
 
+namespace {
+
+// How many bytes reading the file whole will give, as a hint for one allocation instead of a
+// doubling string (a summary of 1,000 steps is 82 MB: the copies and fresh pages of the
+// doublings took a fifth of reading it): a plain file's size, or a gzip member's ISIZE (its
+// last 4 bytes, the size modulo 2^32), never more than deflate can expand to.
+size_t expectedSize(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 18)
+        return 0;
+    const std::string head = fileHead(path, 2);
+    if (head != "\x1f\x8b")
+        return size_t(st.st_size);
+    const std::string tail = fileTail(path, 4);
+    if (tail.size() != 4)
+        return 0;
+    uint32_t isize = 0;
+    for (int i = 3; i >= 0; --i)
+        isize = (isize << 8) | uint8_t(tail[size_t(i)]);
+    return std::min<size_t>(isize, size_t(st.st_size) * 1032);
+}
+
+}  // namespace
+
 std::string readPlainOrGzip(const std::string& path, size_t maxBytes, const char* what) {
+    const size_t expect = expectedSize(path);
     gzFile gz = openGzipRead(path);
     std::string bytes;
+    bytes.reserve(std::min(expect, maxBytes) + 1);
     std::vector<char> buf(size_t(1) << 20);
     for (;;) {
         const int got = gzread(gz, buf.data(), unsigned(buf.size()));
