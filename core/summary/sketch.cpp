@@ -99,6 +99,8 @@ void Sketch::Store::trim() {
 }
 
 void Sketch::add(double x) {
+    if (packed_)
+        unpack();
     if (x == 0) {
         ++zero_;
         return;
@@ -110,24 +112,115 @@ void Sketch::add(double x) {
 }
 
 void Sketch::addBucket(bool negative, int32_t index, uint64_t n) {
+    if (packed_)
+        unpack();
     (negative ? neg_ : pos_).add(index, n);
 }
 
-void Sketch::setStore(bool negative, Store s) { (negative ? neg_ : pos_) = std::move(s); }
-
-void Sketch::merge(const Sketch& o) {
-    zero_ += o.zero_;
-    for (size_t i = 0; i < o.pos_.counts.size(); ++i)
-        if (o.pos_.counts[i])
-            pos_.add(o.pos_.offset + int32_t(i), o.pos_.counts[i]);
-    for (size_t i = 0; i < o.neg_.counts.size(); ++i)
-        if (o.neg_.counts[i])
-            neg_.add(o.neg_.offset + int32_t(i), o.neg_.counts[i]);
+void Sketch::setStore(bool negative, Store s) {
+    if (packed_)
+        unpack();
+    (negative ? neg_ : pos_) = std::move(s);
 }
 
-uint64_t Sketch::count() const { return pos_.total() + neg_.total() + zero_; }
+Sketch Sketch::fromPacked(uint64_t zeros, std::shared_ptr<const Packed> p) {
+    Sketch k;
+    k.zero_ = zeros;
+    k.packed_ = std::move(p);
+    return k;
+}
+
+Sketch::Store Sketch::store(bool negative) const {
+    Store t;
+    if (packed_) {
+        bool first = true;
+        walkPacked(*packed_->bytes, negative ? packed_->neg : packed_->pos, [&](int32_t index, uint64_t c) {
+            if (first)
+                t.offset = index;
+            first = false;
+            t.counts.resize(size_t(index - t.offset) + 1, 0);
+            t.counts.back() = c;
+        });
+        return t;
+    }
+    t = negative ? neg_ : pos_;
+    t.trim();
+    return t;
+}
+
+void Sketch::unpack() {
+    pos_ = store(false);
+    neg_ = store(true);
+    packed_.reset();
+}
+
+// f(index, count) over a store's non-empty buckets, ascending, whichever form it has.
+template <class F>
+void Sketch::forEachBucket(bool negative, F&& f) const {
+    if (packed_) {
+        walkPacked(*packed_->bytes, negative ? packed_->neg : packed_->pos, f);
+        return;
+    }
+    const Store& s = negative ? neg_ : pos_;
+    for (size_t i = 0; i < s.counts.size(); ++i)
+        if (s.counts[i])
+            f(s.offset + int32_t(i), s.counts[i]);
+}
+
+void Sketch::merge(const Sketch& o) {
+    if (packed_)
+        unpack();
+    zero_ += o.zero_;
+    o.forEachBucket(false, [&](int32_t index, uint64_t c) { pos_.add(index, c); });
+    o.forEachBucket(true, [&](int32_t index, uint64_t c) { neg_.add(index, c); });
+}
+
+uint64_t Sketch::count() const {
+    if (packed_)
+        return packed_->posTotal + packed_->negTotal + zero_;
+    return pos_.total() + neg_.total() + zero_;
+}
 
 double Sketch::valueAtRank(uint64_t r) const {
+    if (packed_) {
+        // The negative store is in ascending magnitude: the rank from its other end.
+        const uint64_t nNeg = packed_->negTotal;
+        if (r < nNeg) {
+            uint64_t k = nNeg - 1 - r;
+            double v = 0;
+            bool found = false;
+            forEachBucket(true, [&](int32_t index, uint64_t c) {
+                if (found)
+                    return;
+                if (k < c) {
+                    v = -bucketValue(index);
+                    found = true;
+                } else {
+                    k -= c;
+                }
+            });
+            return v;
+        }
+        r -= nNeg;
+        if (r < zero_)
+            return 0;
+        r -= zero_;
+        if (r >= packed_->posTotal)
+            throw std::out_of_range("sketch rank beyond its count");
+        double v = 0;
+        bool found = false;
+        forEachBucket(false, [&](int32_t index, uint64_t c) {
+            if (found)
+                return;
+            if (r < c) {
+                v = bucketValue(index);
+                found = true;
+            } else {
+                r -= c;
+            }
+        });
+        return v;
+    }
     // Ascending: negative store from its largest magnitude down, zeros, positive store up.
     for (size_t i = neg_.counts.size(); i-- > 0;) {
         if (r < neg_.counts[i])
@@ -159,18 +252,14 @@ std::pair<double, double> bucketSpan(int32_t index, bool negative) {
 std::pair<uint64_t, uint64_t> Sketch::countAbove(double level) const {
     // Buckets wholly above level count surely; one that may hold level may or may not.
     uint64_t sure = 0, maybe = 0;
-    for (bool negative : {false, true}) {
-        const Store& s = negative ? neg_ : pos_;
-        for (size_t i = 0; i < s.counts.size(); ++i) {
-            if (!s.counts[i])
-                continue;
-            auto [a, b] = bucketSpan(s.offset + int32_t(i), negative);
+    for (bool negative : {false, true})
+        forEachBucket(negative, [&](int32_t index, uint64_t c) {
+            auto [a, b] = bucketSpan(index, negative);
             if (a > level)
-                sure += s.counts[i];
+                sure += c;
             else if (b > level)
-                maybe += s.counts[i];
-        }
-    }
+                maybe += c;
+        });
     if (0 > level)
         sure += zero_;
     return {sure, maybe};
@@ -178,31 +267,28 @@ std::pair<uint64_t, uint64_t> Sketch::countAbove(double level) const {
 
 std::pair<uint64_t, uint64_t> Sketch::countBelow(double level) const {
     uint64_t sure = 0, maybe = 0;
-    for (bool negative : {false, true}) {
-        const Store& s = negative ? neg_ : pos_;
-        for (size_t i = 0; i < s.counts.size(); ++i) {
-            if (!s.counts[i])
-                continue;
-            auto [a, b] = bucketSpan(s.offset + int32_t(i), negative);
+    for (bool negative : {false, true})
+        forEachBucket(negative, [&](int32_t index, uint64_t c) {
+            auto [a, b] = bucketSpan(index, negative);
             if (b < level)
-                sure += s.counts[i];
+                sure += c;
             else if (a < level)
-                maybe += s.counts[i];
-        }
-    }
+                maybe += c;
+        });
     if (0 < level)
         sure += zero_;
     return {sure, maybe};
 }
 
 bool Sketch::operator==(const Sketch& o) const {
-    Sketch a = *this, b = o;
-    a.pos_.trim();
-    a.neg_.trim();
-    b.pos_.trim();
-    b.neg_.trim();
-    return a.zero_ == b.zero_ && a.pos_.offset == b.pos_.offset && a.pos_.counts == b.pos_.counts &&
-           a.neg_.offset == b.neg_.offset && a.neg_.counts == b.neg_.counts;
+    if (zero_ != o.zero_)
+        return false;
+    for (bool negative : {false, true}) {
+        const Store a = store(negative), b = o.store(negative);
+        if (a.offset != b.offset || a.counts != b.counts)
+            return false;
+    }
+    return true;
 }
 
 }  // namespace kcx

@@ -10,6 +10,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -32,6 +34,8 @@ public:
     // The same with the bucket found once (bucketOf) for adding one value to many sketches:
     // sign 0 for a zero, +1 or −1 with the bucket of the magnitude.
     void addPrepared(int sign, int32_t bucket) {
+        if (packed_)
+            unpack();
         if (sign == 0)
             ++zero_;
         else
@@ -61,14 +65,69 @@ public:
     };
     // Replaces a store with one read whole (the summary reader: trimmed, its final size).
     void setStore(bool negative, Store s);
-    const Store& positive() const { return pos_; }
-    const Store& negative() const { return neg_; }
+    // A store, dense and trimmed (decoded when the sketch is packed).
+    Store store(bool negative) const;
     uint64_t zeros() const { return zero_; }
     bool operator==(const Sketch& o) const;
+
+    // A sketch read from a binary summary is kept as the file's bytes for its two stores
+    // (docs/summaries.md, "The binary container": u entries, s offset, then per entry a count
+    // >= 1, or 0 and a run k of empty buckets), checked once by the reader and decoded each time
+    // it is walked. A summary of 1,000 steps holds 760,000 stores spanning 75 million buckets:
+    // 600 MB dense, 40 MB as they are in the file. Adding to a packed sketch, or merging into
+    // it, makes it dense first.
+    struct Packed {
+        std::shared_ptr<const std::string> bytes;   // the decompressed file
+        size_t pos = 0, neg = 0;                     // where each store's encoding starts
+        uint64_t posTotal = 0, negTotal = 0;
+    };
+    static Sketch fromPacked(uint64_t zeros, std::shared_ptr<const Packed> p);
+    const Packed* packed() const { return packed_.get(); }
+    // Walks a store's encoding from `at`: f(bucket index, count) for each non-empty bucket,
+    // in ascending index; returns where the encoding ends.
+    template <class F>
+    static size_t walkPacked(const std::string& bytes, size_t at, F&& f);
 
 private:
     Store pos_, neg_;
     uint64_t zero_ = 0;
+    std::shared_ptr<const Packed> packed_;   // when set, pos_ and neg_ are empty
+    void unpack();
+    template <class F>
+    void forEachBucket(bool negative, F&& f) const;
 };
+
+namespace sketch_detail {
+inline uint64_t readU(const std::string& b, size_t& at) {
+    uint64_t v = 0;
+    for (int shift = 0;; shift += 7) {
+        const uint8_t c = uint8_t(b[at++]);
+        v |= uint64_t(c & 0x7f) << shift;
+        if (!(c & 0x80))
+            return v;
+    }
+}
+}  // namespace sketch_detail
+
+// The encoding was checked when it was read (SummaryBinary's reader): no bounds checks here.
+template <class F>
+size_t Sketch::walkPacked(const std::string& bytes, size_t at, F&& f) {
+    using sketch_detail::readU;
+    const uint64_t entries = readU(bytes, at);
+    if (!entries)
+        return at;
+    const uint64_t z = readU(bytes, at);
+    int64_t index = int64_t(z >> 1) ^ -int64_t(z & 1);
+    for (uint64_t i = 0; i < entries; ++i) {
+        const uint64_t c = readU(bytes, at);
+        if (c) {
+            f(int32_t(index), c);
+            ++index;
+        } else {
+            index += int64_t(readU(bytes, at));
+        }
+    }
+    return at;
+}
 
 }  // namespace kcx

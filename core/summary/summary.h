@@ -159,7 +159,8 @@ RunSummary readSummary(const std::string& path);
 RunSummary readSummaries(const std::vector<std::string>& paths, int threads = 0);
 // Uncompressed bytes of either container, told by the binary one's first bytes.
 RunSummary parseSummary(const std::string& bytes, const std::string& file);
-RunSummary parseSummaryBinary(std::string_view bytes, const std::string& file);
+// The binary container; the summary's sketches keep `bytes` (Sketch::Packed).
+RunSummary parseSummaryBinary(std::shared_ptr<const std::string> bytes, const std::string& file);
 // True when the file is a summary: the binary container, or JSON whose first key is
 // "kcx_summary"; either may be gzip-compressed.
 bool looksLikeSummary(const std::string& path);

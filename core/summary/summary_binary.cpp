@@ -51,9 +51,7 @@ public:
     }
     // Entries: a count > 0, or 0 then k >= 1 empty buckets (a maximal run), first and last
     // entries counts.
-    void store(const Sketch::Store& st) {
-        Sketch::Store t = st;
-        t.trim();
+    void store(const Sketch::Store& t) {   // trimmed
         size_t entries = 0;
         for (size_t pass = 0; pass < 2; ++pass) {
             if (pass == 1) {
@@ -83,8 +81,13 @@ public:
     }
     void sketch(const Sketch& k) {
         u(k.zeros());
-        store(k.positive());
-        store(k.negative());
+        if (const Sketch::Packed* p = k.packed()) {   // read from a file: its bytes are the encoding
+            const size_t end = Sketch::walkPacked(*p->bytes, p->neg, [](int32_t, uint64_t) {});
+            out_.append(*p->bytes, p->pos, end - p->pos);
+            return;
+        }
+        store(k.store(false));
+        store(k.store(true));
     }
     std::string& bytes() { return out_; }
 
@@ -138,9 +141,10 @@ std::vector<const MetricInfo*> cellMetrics() {
 
 class BinaryReader {
 public:
-    BinaryReader(std::string_view bytes, const std::string& file)
-        : begin_(reinterpret_cast<const uint8_t*>(bytes.data())), p_(begin_), end_(begin_ + bytes.size()),
-          fail_{file} {}
+    // Reads from `start` (after the magic); places name bytes of the whole file.
+    BinaryReader(std::shared_ptr<const std::string> bytes, size_t start, const std::string& file)
+        : bytes_(std::move(bytes)), begin_(reinterpret_cast<const uint8_t*>(bytes_->data())), p_(begin_ + start),
+          end_(begin_ + bytes_->size()), fail_{file} {}
 
     const summary_check::Failer& failer() const { return fail_; }
     size_t offset() const { return size_t(p_ - begin_); }
@@ -225,61 +229,63 @@ public:
             fail(place, e.what());
         }
     }
+    // Checks a store's encoding and returns the number of values it holds; the bytes stay
+    // where they are (Sketch::Packed).
     template <class Place>
-    void store(const Place& place, Sketch& sk, bool negative) {
+    uint64_t store(const Place& place) {
         const uint64_t entries = u(place);
         if (!entries)
-            return;
+            return 0;
         if (entries > uint64_t(end_ - p_))
             ended(place);
         const int64_t offset = s(place);
         summary_check::storeReach(fail_, offset, 0, place);
-        // Two passes: the span first, so the store is built at its final size.
-        const uint8_t* const start = p_;
-        int64_t span = 0;
+        int64_t index = 0;
+        uint64_t total = 0;
         bool lastWasGap = false;
-        std::vector<uint64_t> counts;
-        for (int pass = 0; pass < 2; ++pass) {
-            p_ = start;
-            int64_t index = 0;
-            for (uint64_t i = 0; i < entries; ++i) {
-                const uint64_t c = u(place);
-                if (c) {
-                    if (pass)
-                        counts[size_t(index)] = c;
-                    ++index;
-                    lastWasGap = false;
-                    continue;
-                }
-                const uint64_t k = u(place);
-                if (pass == 0 && (k == 0 || lastWasGap || i == 0 || i + 1 == entries))
-                    fail(place, "a run of empty buckets is 0 then k >= 1, between counts");
-                if (k > uint64_t(2 * kReach))
-                    fail(place, "bucket indices outside what a double can reach");
-                index += int64_t(k);
-                lastWasGap = true;
-                if (pass == 0 && index > 2 * summary_check::kReach)
-                    fail(place, "bucket indices outside what a double can reach");
+        for (uint64_t i = 0; i < entries; ++i) {
+            const uint64_t c = u(place);
+            if (c) {
+                if (total + c < total)
+                    fail(place, "the counts add up to more than 2^64");
+                total += c;
+                ++index;
+                lastWasGap = false;
+                continue;
             }
-            if (pass == 0) {
-                span = index;
-                summary_check::storeReach(fail_, offset, span, place);
-                counts.assign(size_t(span), 0);
-            }
+            const uint64_t k = u(place);
+            if (k == 0 || lastWasGap || i == 0 || i + 1 == entries)
+                fail(place, "a run of empty buckets is 0 then k >= 1, between counts");
+            if (k > uint64_t(2 * kReach))
+                fail(place, "bucket indices outside what a double can reach");
+            index += int64_t(k);
+            lastWasGap = true;
         }
-        sk.setStore(negative, Sketch::Store{int32_t(offset), std::move(counts)});
+        summary_check::storeReach(fail_, offset, index, place);
+        return total;
     }
     template <class Place>
     Sketch sketch(const Place& place) {
-        Sketch k;
-        k.addZero(u([&] { return place() + ".zero"; }));
-        store([&] { return place() + ".pos"; }, k, false);
-        store([&] { return place() + ".neg"; }, k, true);
-        return k;
+        const uint64_t zeros = u([&] { return place() + ".zero"; });
+        auto p = std::make_shared<Sketch::Packed>();
+        p->pos = offset();
+        p->posTotal = store([&] { return place() + ".pos"; });
+        p->neg = offset();
+        p->negTotal = store([&] { return place() + ".neg"; });
+        if (zeros + p->posTotal < zeros || zeros + p->posTotal + p->negTotal < zeros + p->posTotal)
+            fail(place, "the counts add up to more than 2^64");
+        if (!p->posTotal && !p->negTotal) {   // nothing to keep
+            Sketch k;
+            k.addZero(zeros);
+            return k;
+        }
+        p->bytes = bytes_;
+        return Sketch::fromPacked(zeros, std::move(p));
     }
 
 private:
     static constexpr int64_t kReach = summary_check::kReach;
+    std::shared_ptr<const std::string> bytes_;
     const uint8_t* begin_;
     const uint8_t* p_;
     const uint8_t* end_;
@@ -370,8 +376,8 @@ std::string summaryBinaryBytes(const RunSummary& s) {
 
 bool isSummaryBinary(std::string_view head) { return head.starts_with(kSummaryBinaryMagic); }
 
-RunSummary parseSummaryBinary(std::string_view bytes, const std::string& file) {
-    BinaryReader r(bytes.substr(kSummaryBinaryMagic.size()), file);
+RunSummary parseSummaryBinary(std::shared_ptr<const std::string> bytes, const std::string& file) {
+    BinaryReader r(std::move(bytes), kSummaryBinaryMagic.size(), file);
     const auto at = [](const char* place) { return [place] { return std::string(place); }; };
     const uint64_t version = r.u(at("kcx_summary"));
     if (version != uint64_t(kSummaryVersion))

@@ -32,9 +32,7 @@ ojson sumJson(const ExactSum& s) {
     return a;
 }
 
-ojson storeJson(const Sketch::Store& s) {
-    Sketch::Store t = s;
-    t.trim();
+ojson storeJson(const Sketch::Store& t) {   // trimmed
     // A run of k > 1 empty buckets is written -k (sketches of data with gaps stay small).
     ojson counts = ojson::array();
     for (size_t i = 0; i < t.counts.size();) {
@@ -55,8 +53,8 @@ ojson storeJson(const Sketch::Store& s) {
 ojson sketchJson(const Sketch& s) {
     ojson j = ojson::object();
     j["zero"] = s.zeros();
-    j["pos"] = storeJson(s.positive());
-    j["neg"] = storeJson(s.negative());
+    j["pos"] = storeJson(s.store(false));
+    j["neg"] = storeJson(s.store(true));
     return j;
 }
 
@@ -398,7 +396,7 @@ void readCell(const SummaryReader& r, const nlohmann::json& c, const std::string
 
 RunSummary parseSummary(const std::string& text, const std::string& file) {
     if (std::string_view(text).starts_with(kSummaryBinaryMagic))
-        return parseSummaryBinary(text, file);
+        return parseSummaryBinary(std::make_shared<const std::string>(text), file);
     SummaryReader r(file);
     if (size_t at = jsonDepthExceeded(text); at != std::string::npos)
         throw InputError::atByte(file, at, jsonDepthMessage());
@@ -494,7 +492,10 @@ RunSummary parseSummary(const std::string& text, const std::string& file) {
 RunSummary readSummary(const std::string& path) {
     // Read whole (a summary's size does not grow with the tokens), up to a cap that keeps a
     // gzip bomb from taking the machine's memory.
-    return parseSummary(readPlainOrGzip(path, kMaxSummaryBytes, "summary"), path);
+    auto bytes = std::make_shared<std::string>(readPlainOrGzip(path, kMaxSummaryBytes, "summary"));
+    if (std::string_view(*bytes).starts_with(kSummaryBinaryMagic))
+        return parseSummaryBinary(std::move(bytes), path);   // its sketches keep the bytes
+    return parseSummary(*bytes, path);
 }
 
 namespace {

@@ -165,6 +165,54 @@ private slots:
         QVERIFY(parseSummary(summaryBinaryBytes(s), "again").cells == s.cells);
     }
 
+    // A sketch read from the binary container stays packed in the file's bytes; every answer it
+    // gives is the one of the dense sketch it was written from (itself checked against the
+    // tokens in test_summary), and merging or adding to it makes it dense with the same counts.
+    void packedSketchesAnswerLikeDense() {
+        auto run = makeRun(31, 120, 3);
+        RunSummary s = summarizeRun(run);
+        s.inputs = {{"r.jsonl", std::string(64, 'e'), run->sequenceCount(), run->tokenCount()}};
+        const RunSummary back = parseSummary(summaryBinaryBytes(s), "packed");
+        size_t packed = 0, negatives = 0;
+        for (const auto& [key, cell] : s.cells)
+            for (const auto& [name, m] : cell.metrics) {
+                const MetricCell& r = back.cells.at(key).metrics.at(name);
+                for (auto [dense, read] : {std::pair{&m.sketch, &r.sketch}, std::pair{&m.seqMax, &r.seqMax}}) {
+                    const uint64_t n = dense->count();
+                    QCOMPARE(read->count(), n);
+                    if (!n)
+                        continue;
+                    if (read->packed()) {
+                        ++packed;
+                        negatives += read->packed()->negTotal > 0;
+                    }
+                    for (uint64_t k = 0; k < n; k += 1 + n / 97)
+                        QCOMPARE(read->valueAtRank(k), dense->valueAtRank(k));
+                    QCOMPARE(read->valueAtRank(n - 1), dense->valueAtRank(n - 1));
+                    for (double level : {0.0, -1e-3, 1e-3, dense->valueAtRank(n / 2), dense->valueAtRank(n - 1) * 0.999}) {
+                        QVERIFY(read->countAbove(level) == dense->countAbove(level));
+                        QVERIFY(read->countBelow(level) == dense->countBelow(level));
+                    }
+                    QVERIFY(*read == *dense);
+                    Sketch merged = *read;   // packed, made dense by the merge
+                    merged.merge(*dense);
+                    Sketch twice = *dense;
+                    twice.merge(*dense);
+                    QVERIFY(merged == twice);
+                    QVERIFY(merged.packed() == nullptr);
+                    Sketch added = *read;
+                    added.add(-0.5);
+                    Sketch addedDense = *dense;
+                    addedDense.add(-0.5);
+                    QVERIFY(added == addedDense);
+                }
+            }
+        QVERIFY2(packed > 100 && negatives > 10, (std::to_string(packed) + " " + std::to_string(negatives)).c_str());
+        // Totals over steps merge packed cells; written again, the same bytes.
+        QVERIFY(back.total()->metrics == s.total()->metrics);
+        QVERIFY(summaryBinaryBytes(back) == summaryBinaryBytes(s));
+    }
+
     // Every bad input of the binary container: an error naming the file and the place.
     void badBinaryNamesFileAndPlace() {
         test::TempFiles files;
