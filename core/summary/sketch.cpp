@@ -167,7 +167,97 @@ void Sketch::forEachBucket(bool negative, F&& f) const {
             f(s.offset + int32_t(i), s.counts[i]);
 }
 
+namespace {
+
+void putU(std::string& out, uint64_t v) {
+    while (v >= 0x80) {
+        out.push_back(char(uint8_t(v) | 0x80));
+        v >>= 7;
+    }
+    out.push_back(char(v));
+}
+
+// Encodes (index, count) pairs, ascending and counts > 0, as a store (Sketch::encodeStore).
+void encodePairs(std::string& out, const std::vector<std::pair<int32_t, uint64_t>>& pairs) {
+    size_t entries = 0;
+    for (size_t i = 0; i < pairs.size(); ++i)
+        entries += 1 + (i && pairs[i].first > pairs[i - 1].first + 1);
+    putU(out, entries);
+    if (!entries)
+        return;
+    const int64_t off = pairs.front().first;
+    putU(out, (uint64_t(off) << 1) ^ uint64_t(off >> 63));
+    for (size_t i = 0; i < pairs.size(); ++i) {
+        if (i && pairs[i].first > pairs[i - 1].first + 1) {
+            putU(out, 0);
+            putU(out, uint64_t(pairs[i].first - pairs[i - 1].first - 1));
+        }
+        putU(out, pairs[i].second);
+    }
+}
+
+}  // namespace
+
+void Sketch::encodeStore(std::string& out, const Store& t) {
+    std::vector<std::pair<int32_t, uint64_t>> pairs;
+    for (size_t i = 0; i < t.counts.size(); ++i)
+        if (t.counts[i])
+            pairs.emplace_back(t.offset + int32_t(i), t.counts[i]);
+    encodePairs(out, pairs);
+}
+
+void Sketch::pack() {
+    if (packed_ || (pos_.empty() && neg_.empty()))
+        return;
+    auto bytes = std::make_shared<std::string>();
+    auto p = std::make_shared<Packed>();
+    pos_.trim();
+    neg_.trim();
+    encodeStore(*bytes, pos_);
+    p->neg = bytes->size();
+    encodeStore(*bytes, neg_);
+    bytes->shrink_to_fit();
+    p->posTotal = pos_.total();
+    p->negTotal = neg_.total();
+    p->bytes = std::move(bytes);
+    pos_ = {};
+    neg_ = {};
+    packed_ = std::move(p);
+}
+
 void Sketch::merge(const Sketch& o) {
+    if (packed_ && o.packed_) {
+        // Both packed (kcx merge: parts read from files): merged pair by pair into new bytes,
+        // never dense.
+        auto bytes = std::make_shared<std::string>();
+        auto p = std::make_shared<Packed>();
+        for (bool negative : {false, true}) {
+            std::vector<std::pair<int32_t, uint64_t>> a, b, m;
+            forEachBucket(negative, [&](int32_t i, uint64_t c) { a.emplace_back(i, c); });
+            o.forEachBucket(negative, [&](int32_t i, uint64_t c) { b.emplace_back(i, c); });
+            m.reserve(a.size() + b.size());
+            size_t x = 0, y = 0;
+            while (x < a.size() || y < b.size()) {
+                if (y == b.size() || (x < a.size() && a[x].first < b[y].first))
+                    m.push_back(a[x++]);
+                else if (x == a.size() || b[y].first < a[x].first)
+                    m.push_back(b[y++]);
+                else {
+                    m.emplace_back(a[x].first, a[x].second + b[y].second);
+                    ++x, ++y;
+                }
+            }
+            (negative ? p->neg : p->pos) = bytes->size();
+            encodePairs(*bytes, m);
+        }
+        bytes->shrink_to_fit();
+        p->posTotal = packed_->posTotal + o.packed_->posTotal;
+        p->negTotal = packed_->negTotal + o.packed_->negTotal;
+        p->bytes = std::move(bytes);
+        packed_ = std::move(p);
+        zero_ += o.zero_;
+        return;
+    }
     if (packed_)
         unpack();
     zero_ += o.zero_;

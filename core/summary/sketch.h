@@ -83,6 +83,11 @@ public:
     };
     static Sketch fromPacked(uint64_t zeros, std::shared_ptr<const Packed> p);
     const Packed* packed() const { return packed_.get(); }
+    // Packs a dense sketch into bytes of its own (kcx summarize, once a metric's cells are
+    // complete: a per-step cell's dense stores span hundreds of buckets for a few values).
+    void pack();
+    // Appends a trimmed store's encoding (the binary container's) to `out`.
+    static void encodeStore(std::string& out, const Store& trimmed);
     // Walks a store's encoding from `at`: f(bucket index, count) for each non-empty bucket,
     // in ascending index; returns where the encoding ends.
     template <class F>

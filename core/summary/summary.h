@@ -67,6 +67,10 @@ struct MetricCell {
     void add(const Prepared& p);
     void offerWorst(const WorstEntry& e);
     void merge(const MetricCell& o);
+    void pack() {          // both sketches into bytes of their own (Sketch::pack)
+        sketch.pack();
+        seqMax.pack();
+    }
     double mean() const { return count ? sum.value() / double(count) : 0; }
     bool operator==(const MetricCell&) const;
 };

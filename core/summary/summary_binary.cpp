@@ -49,36 +49,6 @@ public:
         for (uint32_t l : c.limbs)
             u(l);
     }
-    // Entries: a count > 0, or 0 then k >= 1 empty buckets (a maximal run), first and last
-    // entries counts.
-    void store(const Sketch::Store& t) {   // trimmed
-        size_t entries = 0;
-        for (size_t pass = 0; pass < 2; ++pass) {
-            if (pass == 1) {
-                u(entries);
-                if (!entries)
-                    return;
-                s(t.offset);
-            }
-            for (size_t i = 0; i < t.counts.size();) {
-                if (t.counts[i]) {
-                    if (pass)
-                        u(t.counts[i]);
-                    ++entries, ++i;
-                    continue;
-                }
-                size_t k = i;
-                while (k < t.counts.size() && t.counts[k] == 0)
-                    ++k;
-                if (pass) {
-                    u(0);
-                    u(k - i);
-                }
-                ++entries;
-                i = k;
-            }
-        }
-    }
     void sketch(const Sketch& k) {
         u(k.zeros());
         if (const Sketch::Packed* p = k.packed()) {   // read from a file: its bytes are the encoding
@@ -86,8 +56,8 @@ public:
             out_.append(*p->bytes, p->pos, end - p->pos);
             return;
         }
-        store(k.store(false));
-        store(k.store(true));
+        Sketch::encodeStore(out_, k.store(false));
+        Sketch::encodeStore(out_, k.store(true));
     }
     std::string& bytes() { return out_; }
 

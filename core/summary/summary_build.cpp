@@ -336,6 +336,10 @@ RunSummary summarizeRun(std::shared_ptr<const Run> runPtr, const SummarizeOption
             if (!local.empty())
                 for (size_t c = 0; c < C; ++c)
                     cells[c].metrics[info.name].merge(local[c]);
+        // Complete: packed, so that a summary of many steps does not hold a dense store of
+        // hundreds of buckets for each small cell's few values (1,000 steps: 3.3 GB).
+        for (size_t c = 0; c < C; ++c)
+            cells[c].metrics[info.name].pack();
         values.reset();
         engine.release(info.name);
     }

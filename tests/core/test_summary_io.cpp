@@ -166,8 +166,9 @@ private slots:
     }
 
     // A sketch read from the binary container stays packed in the file's bytes; every answer it
-    // gives is the one of the dense sketch it was written from (itself checked against the
-    // tokens in test_summary), and merging or adding to it makes it dense with the same counts.
+    // gives is the one of the dense sketch it was written from (dense sketches are checked
+    // against the tokens in test_summary), and merging it into a dense one or adding to it
+    // makes it dense with the same counts.
     void packedSketchesAnswerLikeDense() {
         auto run = makeRun(31, 120, 3);
         RunSummary s = summarizeRun(run);
@@ -177,7 +178,13 @@ private slots:
         for (const auto& [key, cell] : s.cells)
             for (const auto& [name, m] : cell.metrics) {
                 const MetricCell& r = back.cells.at(key).metrics.at(name);
-                for (auto [dense, read] : {std::pair{&m.sketch, &r.sketch}, std::pair{&m.seqMax, &r.seqMax}}) {
+                for (auto [written, read] : {std::pair{&m.sketch, &r.sketch}, std::pair{&m.seqMax, &r.seqMax}}) {
+                    // kcx summarize packs its sketches too: merged into an empty one, dense.
+                    Sketch denseCopy;
+                    denseCopy.merge(*written);
+                    QVERIFY(denseCopy.packed() == nullptr);
+                    QVERIFY(written->count() == written->zeros() || written->packed() != nullptr);
+                    const Sketch* dense = &denseCopy;
                     const uint64_t n = dense->count();
                     QCOMPARE(read->count(), n);
                     if (!n)
@@ -200,6 +207,17 @@ private slots:
                     twice.merge(*dense);
                     QVERIFY(merged == twice);
                     QVERIFY(merged.packed() == nullptr);
+                    // Two packed sketches merge pair by pair into packed bytes; a dense one packs.
+                    Sketch both = *read;
+                    both.merge(*read);
+                    QVERIFY(both.packed() != nullptr || !read->packed());
+                    QVERIFY(both == twice);
+                    QCOMPARE(both.count(), 2 * n);
+                    Sketch own = *dense;
+                    own.pack();
+                    QVERIFY(own == *dense);
+                    QCOMPARE(own.count(), n);
+                    QCOMPARE(own.valueAtRank(n / 3), dense->valueAtRank(n / 3));
                     Sketch added = *read;
                     added.add(-0.5);
                     Sketch addedDense = *dense;
