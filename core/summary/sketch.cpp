@@ -226,38 +226,6 @@ void Sketch::pack() {
 }
 
 void Sketch::merge(const Sketch& o) {
-    if (packed_ && o.packed_) {
-        // Both packed (kcx merge: parts read from files): merged pair by pair into new bytes,
-        // never dense.
-        auto bytes = std::make_shared<std::string>();
-        auto p = std::make_shared<Packed>();
-        for (bool negative : {false, true}) {
-            std::vector<std::pair<int32_t, uint64_t>> a, b, m;
-            forEachBucket(negative, [&](int32_t i, uint64_t c) { a.emplace_back(i, c); });
-            o.forEachBucket(negative, [&](int32_t i, uint64_t c) { b.emplace_back(i, c); });
-            m.reserve(a.size() + b.size());
-            size_t x = 0, y = 0;
-            while (x < a.size() || y < b.size()) {
-                if (y == b.size() || (x < a.size() && a[x].first < b[y].first))
-                    m.push_back(a[x++]);
-                else if (x == a.size() || b[y].first < a[x].first)
-                    m.push_back(b[y++]);
-                else {
-                    m.emplace_back(a[x].first, a[x].second + b[y].second);
-                    ++x, ++y;
-                }
-            }
-            (negative ? p->neg : p->pos) = bytes->size();
-            encodePairs(*bytes, m);
-        }
-        bytes->shrink_to_fit();
-        p->posTotal = packed_->posTotal + o.packed_->posTotal;
-        p->negTotal = packed_->negTotal + o.packed_->negTotal;
-        p->bytes = std::move(bytes);
-        packed_ = std::move(p);
-        zero_ += o.zero_;
-        return;
-    }
     if (packed_)
         unpack();
     zero_ += o.zero_;

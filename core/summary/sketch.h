@@ -75,7 +75,8 @@ public:
     // >= 1, or 0 and a run k of empty buckets), checked once by the reader and decoded each time
     // it is walked. A summary of 1,000 steps holds 760,000 stores spanning 75 million buckets:
     // 600 MB dense, 40 MB as they are in the file. Adding to a packed sketch, or merging into
-    // it, makes it dense first.
+    // it, makes it dense first (kcx merge: a cell that several parts have is summed densely; a
+    // cell only one part has stays packed).
     struct Packed {
         std::shared_ptr<const std::string> bytes;   // the decompressed file
         size_t pos = 0, neg = 0;                     // where each store's encoding starts
