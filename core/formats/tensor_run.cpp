@@ -20,6 +20,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <set>
 #include <unordered_set>
 
@@ -32,9 +33,36 @@ namespace kcx::tensors {
 
 using nlohmann::json;
 
+namespace {
+// The live mappings, by start (dropMappedPages acts only inside one of them).
+std::mutex mappingsMutex;
+std::map<const unsigned char*, size_t> liveMappings;
+}  // namespace
+
 Mapping::~Mapping() {
-    if (data)
+    if (data) {
+        {
+            std::lock_guard lock(mappingsMutex);
+            liveMappings.erase(data);
+        }
         munmap(const_cast<unsigned char*>(data), size);
+    }
+}
+
+void dropMappedPages(const void* p, size_t bytes) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    std::lock_guard lock(mappingsMutex);
+    auto it = liveMappings.upper_bound(b);
+    if (it == liveMappings.begin())
+        return;
+    --it;
+    if (b < it->first || b + bytes > it->first + it->second)
+        return;
+    // Whole pages inside the range only: a page shared with a neighbour is kept.
+    const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+    const uintptr_t from = (uintptr_t(b) + page - 1) / page * page, to = uintptr_t(b + bytes) / page * page;
+    if (to > from)
+        (void)::madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
 }
 
 std::shared_ptr<const Mapping> mapFile(const std::string& path) {
@@ -55,6 +83,8 @@ std::shared_ptr<const Mapping> mapFile(const std::string& path) {
             throw InputError::inFile(path, std::string("cannot map: ") + std::strerror(err));
         }
         m->data = static_cast<const unsigned char*>(p);
+        std::lock_guard lock(mappingsMutex);
+        liveMappings[m->data] = m->size;
     }
     ::close(fd);
     return m;

@@ -32,6 +32,11 @@ struct Mapping {
     ~Mapping();
 };
 std::shared_ptr<const Mapping> mapFile(const std::string& path);
+// Drops this process's pages of [p, p + bytes) when the range lies inside a live mapping of
+// mapFile (they are read again from the file if touched); does nothing otherwise, so it is
+// safe on any memory. kcx summarize streams a mapped run block by block with it, so that its
+// resident size does not grow with the file.
+void dropMappedPages(const void* p, size_t bytes);
 
 enum class Kind { Float, Int };
 enum class DT { F64, F32, F16, BF16, F8E4M3, F8E5M2, I64, I32, I16, I8, U8, Bool };

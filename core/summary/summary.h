@@ -127,9 +127,13 @@ struct RunSummary {
 };
 
 // Reduces a run. The run's inputs (paths and hashes) are the caller's to fill in.
+// A run of more tokens than blockTokens is summarised block by block of whole sequences and the
+// blocks' summaries merged (exactly: the same summary), and a mapped file's pages of a block
+// are dropped once it is done: memory does not grow with the run. 0: the run at once.
 struct SummarizeOptions {
     double ppoClip = 0.2;
     int threads = 0;
+    size_t blockTokens = size_t(1) << 21;
 };
 RunSummary summarizeRun(std::shared_ptr<const Run> run, const SummarizeOptions& options = {},
                         const Progress& progress = {});

@@ -13,6 +13,8 @@
 #include "core/base/errors.h"
 #include "core/contract/contract.h"
 #include "core/evaluate/evaluator_summary.h"
+#include "core/formats/loader.h"
+#include "core/formats/run_writer.h"
 #include "core/metrics/derived_slices.h"
 #include "core/summary/summary.h"
 #include "core/summary/summary_views.h"
@@ -602,6 +604,26 @@ private slots:
         QVERIFY(std::find(metrics.begin(), metrics.end(), "abs_log_ratio") != metrics.end());
         QVERIFY(std::find(metrics.begin(), metrics.end(), "tv") == metrics.end());   // no top-k: no value
         QCOMPARE(cellStatName(p99), std::string("p99 (sketch)"));
+    }
+
+    // A run longer than a block is summarised block by block and merged: the same summary, to
+    // the byte, as at once, whatever the block size; and from a mapped safetensors file, whose
+    // pages of each block are dropped once done, the same again, read a second time after.
+    void blocksGiveTheSameSummary() {
+        auto run = makeRun(21, 160, 4);
+        const std::string whole = summaryBinaryBytes(summarizeRun(run, {0.2, 2, 0}));
+        for (size_t block : {size_t(1), size_t(300), size_t(4000), size_t(1) << 40}) {
+            const RunSummary s = summarizeRun(run, {0.2, 1 + int(block % 2), block});
+            QVERIFY2(summaryBinaryBytes(s) == whole, std::to_string(block).c_str());
+        }
+        test::TempFiles files;
+        const std::string path = files.path("r.safetensors");
+        writeSafetensors(*run, path);
+        auto mapped = std::make_shared<const Run>(loadRun(path));
+        const std::string fromFile = summaryBinaryBytes(summarizeRun(mapped, {0.2, 2, 0}));
+        QVERIFY(summaryBinaryBytes(summarizeRun(mapped, {0.2, 2, 3000})) == fromFile);   // whole pages dropped
+        QVERIFY(summaryBinaryBytes(summarizeRun(mapped, {0.2, 2, 0})) == fromFile);   // pages read again
+        QVERIFY(summarizeRun(mapped, {0.2, 2, 0}).cells == summarizeRun(run, {0.2, 2, 0}).cells);
     }
 
     void inputsMustBeDisjoint() {
