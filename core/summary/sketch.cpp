@@ -239,45 +239,36 @@ uint64_t Sketch::count() const {
     return pos_.total() + neg_.total() + zero_;
 }
 
+// The bucket holding 0-based rank k of a packed store's values, in ascending bucket order.
+int32_t Sketch::packedBucketAtRank(bool negative, uint64_t k) const {
+    int32_t bucket = 0;
+    bool found = false;
+    forEachBucket(negative, [&](int32_t index, uint64_t c) {
+        if (found)
+            return;
+        if (k < c) {
+            bucket = index;
+            found = true;
+        } else {
+            k -= c;
+        }
+    });
+    return bucket;
+}
+
 double Sketch::valueAtRank(uint64_t r) const {
     if (packed_) {
         // The negative store is in ascending magnitude: the rank from its other end.
         const uint64_t nNeg = packed_->negTotal;
-        if (r < nNeg) {
-            uint64_t k = nNeg - 1 - r;
-            double v = 0;
-            bool found = false;
-            forEachBucket(true, [&](int32_t index, uint64_t c) {
-                if (found)
-                    return;
-                if (k < c) {
-                    v = -bucketValue(index);
-                    found = true;
-                } else {
-                    k -= c;
-                }
-            });
-            return v;
-        }
+        if (r < nNeg)
+            return -bucketValue(packedBucketAtRank(true, nNeg - 1 - r));
         r -= nNeg;
         if (r < zero_)
             return 0;
         r -= zero_;
         if (r >= packed_->posTotal)
             throw std::out_of_range("sketch rank beyond its count");
-        double v = 0;
-        bool found = false;
-        forEachBucket(false, [&](int32_t index, uint64_t c) {
-            if (found)
-                return;
-            if (r < c) {
-                v = bucketValue(index);
-                found = true;
-            } else {
-                r -= c;
-            }
-        });
-        return v;
+        return bucketValue(packedBucketAtRank(false, r));
     }
     // Ascending: negative store from its largest magnitude down, zeros, positive store up.
     for (size_t i = neg_.counts.size(); i-- > 0;) {

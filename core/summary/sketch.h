@@ -101,6 +101,7 @@ private:
     void unpack();
     template <class F>
     void forEachBucket(bool negative, F&& f) const;
+    int32_t packedBucketAtRank(bool negative, uint64_t k) const;
 };
 
 namespace sketch_detail {
