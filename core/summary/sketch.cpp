@@ -169,24 +169,16 @@ void Sketch::forEachBucket(bool negative, F&& f) const {
 
 namespace {
 
-void putU(std::string& out, uint64_t v) {
-    while (v >= 0x80) {
-        out.push_back(char(uint8_t(v) | 0x80));
-        v >>= 7;
-    }
-    out.push_back(char(v));
-}
-
 // Encodes (index, count) pairs, ascending and counts > 0, as a store (Sketch::encodeStore).
 void encodePairs(std::string& out, const std::vector<std::pair<int32_t, uint64_t>>& pairs) {
     size_t entries = 0;
     for (size_t i = 0; i < pairs.size(); ++i)
         entries += 1 + (i && pairs[i].first > pairs[i - 1].first + 1);
+    using leb128::putU;
     putU(out, entries);
     if (!entries)
         return;
-    const int64_t off = pairs.front().first;
-    putU(out, (uint64_t(off) << 1) ^ uint64_t(off >> 63));
+    leb128::putS(out, pairs.front().first);
     for (size_t i = 0; i < pairs.size(); ++i) {
         if (i && pairs[i].first > pairs[i - 1].first + 1) {
             putU(out, 0);

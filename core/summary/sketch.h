@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/base/leb128.h"
+
 namespace kcx {
 
 inline constexpr double kRelativeAccuracy = 0.01;
@@ -104,27 +106,14 @@ private:
     int32_t packedBucketAtRank(bool negative, uint64_t k) const;
 };
 
-namespace sketch_detail {
-inline uint64_t readU(const std::string& b, size_t& at) {
-    uint64_t v = 0;
-    for (int shift = 0;; shift += 7) {
-        const uint8_t c = uint8_t(b[at++]);
-        v |= uint64_t(c & 0x7f) << shift;
-        if (!(c & 0x80))
-            return v;
-    }
-}
-}  // namespace sketch_detail
-
 // The encoding was checked when it was read (SummaryBinary's reader): no bounds checks here.
 template <class F>
 size_t Sketch::walkPacked(const std::string& bytes, size_t at, F&& f) {
-    using sketch_detail::readU;
+    using leb128::readU;
     const uint64_t entries = readU(bytes, at);
     if (!entries)
         return at;
-    const uint64_t z = readU(bytes, at);
-    int64_t index = int64_t(z >> 1) ^ -int64_t(z & 1);
+    int64_t index = leb128::unzigzag(readU(bytes, at));
     for (uint64_t i = 0; i < entries; ++i) {
         const uint64_t c = readU(bytes, at);
         if (c) {

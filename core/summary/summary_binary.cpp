@@ -8,6 +8,7 @@
 #include <cstring>
 #include <set>
 
+#include "core/base/leb128.h"
 #include "core/formats/json_scan.h"
 #include "core/formats/sniff.h"
 #include "core/summary/summary.h"
@@ -21,14 +22,8 @@ namespace {
 
 class BinaryWriter {
 public:
-    void u(uint64_t v) {
-        while (v >= 0x80) {
-            out_.push_back(char(uint8_t(v) | 0x80));
-            v >>= 7;
-        }
-        out_.push_back(char(v));
-    }
-    void s(int64_t v) { u((uint64_t(v) << 1) ^ uint64_t(v >> 63)); }   // zigzag
+    void u(uint64_t v) { leb128::putU(out_, v); }
+    void s(int64_t v) { leb128::putS(out_, v); }
     void f(double d) {
         char b[8];
         std::memcpy(b, &d, 8);
@@ -146,7 +141,7 @@ public:
     template <class Place>
     int64_t s(const Place& place) {
         const uint64_t z = u(place);
-        return int64_t(z >> 1) ^ -int64_t(z & 1);
+        return leb128::unzigzag(z);
     }
     template <class Place>
     double f(const Place& place) {
