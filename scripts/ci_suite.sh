@@ -47,7 +47,13 @@ sanitizer() {
   t0=$(stamp)
   (
     export QT_QPA_PLATFORM=offscreen
-    export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1"
+    # intercept_tls_get_addr=0: GCC 12's runtime takes a dynamic TLS block (a dlopen'ed
+    # plugin's, malloc'd) whose start lies 16 bytes past a page for a pre-2.25 glibc header
+    # and records the two words before it as the block's range; LeakSanitizer's tracer then
+    # dies scanning that garbage at exit ("Tracer caught signal 11", no leak reported:
+    # google/sanitizers#1322). test_report failed so once in CI (stop 33) after all 12 of its
+    # tests had passed. Off, dynamic TLS goes unscanned; the whole suite reports no leak.
+    export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:intercept_tls_get_addr=0"
     export LSAN_OPTIONS="suppressions=$here/tests/lsan.supp:print_suppressions=0"
     export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
     ctest --test-dir "$dir" --output-on-failure -j2
