@@ -11,31 +11,6 @@ namespace {
 constexpr int64_t kBase = int64_t(1) << 32;
 }  // namespace
 
-ExactSum::Split ExactSum::split(double x) {
-    Split s;
-    const uint64_t bits = std::bit_cast<uint64_t>(x);
-    const int e = int((bits >> 52) & 0x7ff);
-    if (e == 0x7ff)
-        return s;   // not finite
-    uint64_t mant = bits & ((uint64_t(1) << 52) - 1);
-    int p;   // x = ±mant · 2^(p − 1074)
-    if (e == 0) {
-        if (mant == 0)
-            return s;
-        p = 0;
-    } else {
-        mant |= uint64_t(1) << 52;
-        p = e - 1;
-    }
-    const unsigned __int128 v = (unsigned __int128)mant << (p & 31);   // < 2^85
-    const int64_t sign = (bits >> 63) ? -1 : 1;
-    s.limb = p >> 5;
-    s.c0 = sign * int64_t(uint64_t(v) & 0xffffffffu);
-    s.c1 = sign * int64_t(uint64_t(v >> 32) & 0xffffffffu);
-    s.c2 = sign * int64_t(uint64_t(v >> 64));
-    return s;
-}
-
 void ExactSum::cover(int lo, int hi) {
     if (limbs_.empty()) {
         base_ = lo;

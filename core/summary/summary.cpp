@@ -23,25 +23,6 @@ bool worseThan(const WorstEntry& a, const WorstEntry& b) {
     return a.position < b.position;
 }
 
-MetricCell::Prepared::Prepared(double x)
-    : v(x), sign(x > 0 ? 1 : x < 0 ? -1 : 0), bucket(x != 0 ? Sketch::bucketOf(std::fabs(x)) : 0),
-      s1(ExactSum::split(x)), s2(ExactSum::split(x * x)) {}
-
-void MetricCell::add(double v) { add(Prepared(v)); }
-
-void MetricCell::add(const Prepared& p) {
-    if (count == 0) {
-        min = max = p.v;
-    } else {
-        min = std::min(min, p.v);
-        max = std::max(max, p.v);
-    }
-    ++count;
-    sum.add(p.s1);
-    sumSq.add(p.s2);
-    sketch.addPrepared(p.sign, p.bucket);
-}
-
 void MetricCell::offerWorst(const WorstEntry& e) {
     if (worst.size() >= kWorstKept && !worseThan(e, worst.back()))
         return;

@@ -13,6 +13,8 @@
 // grouping of merges gives the same summary, byte for byte once written.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -74,6 +76,26 @@ struct MetricCell {
     double mean() const { return count ? sum.value() / double(count) : 0; }
     bool operator==(const MetricCell&) const;
 };
+
+// Inline: on the path of every value kcx summarize counts.
+inline MetricCell::Prepared::Prepared(double x)
+    : v(x), sign(x > 0 ? 1 : x < 0 ? -1 : 0), bucket(x != 0 ? Sketch::bucketOf(std::fabs(x)) : 0),
+      s1(ExactSum::split(x)), s2(ExactSum::split(x * x)) {}
+
+inline void MetricCell::add(double v) { add(Prepared(v)); }
+
+inline void MetricCell::add(const Prepared& p) {
+    if (count == 0) {
+        min = max = p.v;
+    } else {
+        min = std::min(min, p.v);
+        max = std::max(max, p.v);
+    }
+    ++count;
+    sum.add(p.s1);
+    sumSq.add(p.s2);
+    sketch.addPrepared(p.sign, p.bucket);
+}
 
 // The sums behind the per-run metrics (SPEC 2.4a) over a cell's tokens.
 struct RunSums {
