@@ -115,9 +115,9 @@ int metricsOfSummaries(const QStringList& paths, const std::vector<std::string>&
                 s.mean = s.min = s.max = s.p50 = s.p99 = s.p999 = v;
             }
         } else if (all) {
-            auto it = all->metrics.find(name);
-            if (it != all->metrics.end()) {
-                const MetricCell& c = it->second;
+            MetricCell implied;
+            if (const MetricCell* m = sum.metric(*all, name, implied)) {
+                const MetricCell& c = *m;
                 s.count = c.count;
                 s.missing = c.missing;
                 s.nonfinite = c.nonfinite;

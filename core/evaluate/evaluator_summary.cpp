@@ -187,6 +187,7 @@ SScope scopeOf(const Clause& c, const RunSummary& s, MetricLevel level) {
     }
     for (size_t i = 0; i < ordered.size(); ++i)
         groupIndex[ordered[i].first] = i;
+    MetricCell implied;
     for (const auto& [k, cell] : s.cells) {
         if (steps && !steps->count(k.step))
             continue;
@@ -216,9 +217,8 @@ SScope scopeOf(const Clause& c, const RunSummary& s, MetricLevel level) {
         auto gi = groupIndex.find(sortKey);
         if (gi == groupIndex.end())
             continue;
-        auto m = cell.metrics.find(c.metric);
-        if (m != cell.metrics.end())
-            ordered[gi->second].second.cell.merge(m->second);
+        if (const MetricCell* m = s.metric(cell, c.metric, implied))
+            ordered[gi->second].second.cell.merge(*m);
     }
     for (auto& [sk, g] : ordered)
         out.groups.push_back(std::move(g));

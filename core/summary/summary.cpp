@@ -92,6 +92,23 @@ bool CellData::operator==(const CellData& o) const {
     return sequences == o.sequences && tokens == o.tokens && metrics == o.metrics && run == o.run;
 }
 
+bool lacksInputs(const MetricInfo& info, bool hasTopK, bool hasLogits) {
+    if (info.level != MetricLevel::Token)
+        return false;
+    return (info.needs == "logits" && !hasLogits) || (info.needs == "topk|logits" && !hasTopK && !hasLogits);
+}
+
+const MetricCell* RunSummary::metric(const CellData& d, const std::string& name, MetricCell& implied) const {
+    if (auto it = d.metrics.find(name); it != d.metrics.end())
+        return &it->second;
+    const MetricInfo* info = findMetric(name);
+    if (!info || !lacks(*info))
+        return nullptr;
+    implied = MetricCell();
+    implied.missing = d.tokens;
+    return &implied;
+}
+
 void RunSummary::merge(const RunSummary& o) {
     if (ppoClip != o.ppoClip)
         throw std::invalid_argument("the summaries were made with different --ppo-clip (" + std::to_string(ppoClip) +
@@ -108,14 +125,31 @@ void RunSummary::merge(const RunSummary& o) {
         if (paths.count(i.path))
             throw std::invalid_argument("the path '" + i.path + "' is in both summaries with different contents");
     }
-    // A shard without top-k or logits counts those metrics as missing, as the whole run does.
-    hasTopK = hasTopK || o.hasTopK;
-    hasLogits = hasLogits || o.hasLogits;
+    // A shard without top-k or logits counts those metrics as missing, as the whole run does:
+    // a metric one side lacks inputs for and the merged summary does not gets its entries,
+    // every token of the side's cells missing.
+    const bool topK = hasTopK || o.hasTopK, logits = hasLogits || o.hasLogits;
+    std::vector<std::string> gained;   // lacking in o, not in the result
+    for (const MetricInfo& info : metricCatalog()) {
+        if (lacksInputs(info, topK, logits))
+            continue;
+        if (lacks(info))
+            for (auto& [key, cell] : cells)
+                cell.metrics[info.name].missing += cell.tokens;
+        if (o.lacks(info))
+            gained.push_back(info.name);
+    }
+    hasTopK = topK;
+    hasLogits = logits;
     hasRewards = hasRewards || o.hasRewards;
     inputs.insert(inputs.end(), o.inputs.begin(), o.inputs.end());
     std::sort(inputs.begin(), inputs.end());
-    for (const auto& [key, cell] : o.cells)
-        cells[key].merge(cell);
+    for (const auto& [key, cell] : o.cells) {
+        CellData& into = cells[key];
+        into.merge(cell);
+        for (const std::string& name : gained)
+            into.metrics[name].missing += cell.tokens;
+    }
 }
 
 uint64_t RunSummary::sequences() const {

@@ -133,12 +133,24 @@ struct SummaryInput {
     auto operator<=>(const SummaryInput&) const = default;
 };
 
+// A token metric a summary's data give no input for (one of top-k or logits when the data
+// had neither, one of logits when they had none). No cell keeps an entry for it: it would only
+// count every token of the cell missing (a 1,000-step summary of log-probs alone held 440,000
+// such entries, 45 % of its memory once read). RunSummary::metric gives that entry; the files
+// still write it (the same bytes), and the readers check it and leave it out.
+bool lacksInputs(const MetricInfo& info, bool hasTopK, bool hasLogits);
+
 struct RunSummary {
     double ppoClip = 0.2;
     std::vector<SummaryInput> inputs;            // sorted
     std::map<CellKey, CellData> cells;
     // What the shards carried (the same on every shard, like a joined run requires).
     bool hasTopK = false, hasLogits = false, hasRewards = false;
+
+    bool lacks(const MetricInfo& info) const { return lacksInputs(info, hasTopK, hasLogits); }
+    // A cell's entry for a metric: its own; for a metric the summary lacks inputs for, `implied`
+    // set to all of the cell's tokens missing; nullptr when the cell has none.
+    const MetricCell* metric(const CellData& d, const std::string& name, MetricCell& implied) const;
 
     void merge(const RunSummary& o);             // throws std::invalid_argument when they clash
     uint64_t sequences() const;                  // from the step cells of scope "all"

@@ -329,11 +329,15 @@ std::string summaryBinaryBytes(const RunSummary& s) {
         w.u(cell.sequences);
         w.u(cell.tokens);
         writeRun(w, cell.run);
-        w.u(cell.metrics.size());
+        MetricCell implied;
+        uint64_t n = 0;
+        for (const MetricInfo* m : metrics)
+            n += s.metric(cell, m->name, implied) != nullptr;
+        w.u(n);
         for (size_t i = 0; i < metrics.size(); ++i)
-            if (auto it = cell.metrics.find(metrics[i]->name); it != cell.metrics.end()) {
+            if (const MetricCell* m = s.metric(cell, metrics[i]->name, implied)) {
                 w.u(i);
-                writeMetric(w, it->second);
+                writeMetric(w, *m);
             }
     }
     return std::move(w.bytes());
@@ -450,6 +454,10 @@ RunSummary parseSummaryBinary(std::shared_ptr<const std::string> bytes, const st
             const auto mp = [&] { return p + ".metrics." + info.name; };
             MetricCell cell = readMetric(r, info.level == MetricLevel::Token, mp);
             summary_check::metricCounts(r.failer(), d, info, cell, mp);
+            if (s.lacks(info)) {   // implied (RunSummary::metric): checked, not kept
+                summary_check::lacking(r.failer(), d, info, cell, mp);
+                continue;
+            }
             d.metrics.emplace_hint(d.metrics.end(), info.name, std::move(cell));
         }
         s.cells.emplace_hint(s.cells.end(), std::move(key), std::move(d));

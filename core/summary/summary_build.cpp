@@ -306,12 +306,6 @@ struct RunAcc {
     }
 };
 
-bool lacksInputs(const MetricInfo& info, const Run& run) {
-    if (info.level != MetricLevel::Token)
-        return false;
-    return (info.needs == "logits" && !run.hasLogits()) ||
-           (info.needs == "topk|logits" && !run.hasTopK() && !run.hasLogits());
-}
 
 
 }  // namespace
@@ -412,11 +406,8 @@ RunSummary summarizeWhole(std::shared_ptr<const Run> runPtr, const SummarizeOpti
         report(progress, 0.05 + 0.95 * double(done++) / double(catalog.size()));
         if (info.level == MetricLevel::Run)
             continue;   // from the run sums
-        if (lacksInputs(info, run)) {
-            for (size_t c = 0; c < C; ++c)
-                cells[c].metrics[info.name].missing = cells[c].tokens;
-            continue;
-        }
+        if (lacksInputs(info, out.hasTopK, out.hasLogits))
+            continue;   // every token missing: implied (RunSummary::metric)
         auto values = engine.get(info.name);
         std::vector<std::unique_ptr<Sparse<MetricCell>>> fineParts(chunks), slotParts(chunks);
         const bool tokenLevel = info.level == MetricLevel::Token;

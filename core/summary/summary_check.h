@@ -81,6 +81,15 @@ void metricCounts(const Failer& fail, const CellData& d, const MetricInfo& info,
         fail(place(), "more values than the cell has " + std::string(token ? "tokens" : "sequences"));
 }
 
+// A metric the data give no input for (lacksInputs) counts every token of its cell missing.
+template <class Place>
+void lacking(const Failer& fail, const CellData& d, const MetricInfo& info, const MetricCell& m,
+                    const Place& place) {
+    if (m.count || m.nonfinite || m.missing != d.tokens)
+        fail(place(), "the summary's data have no " + std::string(info.needs == "logits" ? "logits" : "top-k or logits") +
+                          " (its \"data\" flags), so every token of the cell is missing for " + info.name);
+}
+
 inline void input(const Failer& fail, const SummaryInput& in, const std::string& place) {
     if (in.sha256.size() != 64 || in.sha256.find_first_not_of("0123456789abcdef") != std::string::npos)
         fail(place + ".sha256", "expected 64 lower-case hex digits");

@@ -320,9 +320,10 @@ std::string summaryJsonText(const RunSummary& s) {
         c["tokens"] = cell.tokens;
         c["run"] = runJson(cell.run);
         ojson metrics = ojson::object();
+        MetricCell implied;
         for (const MetricInfo& info : metricCatalog())   // catalogue order
-            if (auto it = cell.metrics.find(info.name); it != cell.metrics.end())
-                metrics[info.name] = metricJson(it->second);
+            if (const MetricCell* m = s.metric(cell, info.name, implied))
+                metrics[info.name] = metricJson(*m);
         c["metrics"] = std::move(metrics);
         cells.push_back(std::move(c));
     }
@@ -387,6 +388,10 @@ void readCell(const SummaryReader& r, const nlohmann::json& c, const std::string
             r.fail(mp, "not a token or sequence metric of SPEC 2");
         MetricCell m = r.metric(it.value(), mp, info->level == MetricLevel::Token);
         summary_check::metricCounts(r.failer(), d, *info, m, [&] { return mp; });
+        if (s.lacks(*info)) {   // implied (RunSummary::metric): checked, not kept
+            summary_check::lacking(r.failer(), d, *info, m, [&] { return mp; });
+            continue;
+        }
         d.metrics.emplace(it.key(), std::move(m));
     }
     s.cells.emplace(std::move(key), std::move(d));

@@ -14,9 +14,10 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 
-const MetricCell* metricOf(const CellData& d, const std::string& metric) {
-    auto it = d.metrics.find(metric);
-    return it == d.metrics.end() ? nullptr : &it->second;
+// A cell's entry for a metric, or the one implied for a metric the summary lacks inputs for
+// (RunSummary::metric; in `implied`, which the caller keeps while it reads the result).
+const MetricCell* metricOf(const RunSummary& s, const CellData& d, const std::string& metric, MetricCell& implied) {
+    return s.metric(d, metric, implied);
 }
 
 void mergeInto(std::optional<MetricCell>& into, const MetricCell& c) {
@@ -70,16 +71,17 @@ double meanStandardError(const MetricCell& cell) {
 
 std::optional<MetricCell> summaryMetricCell(const RunSummary& s, const std::string& metric, const std::string& key,
                                             const std::string& value, int pos, std::optional<int64_t> step) {
+    MetricCell implied;
     std::optional<MetricCell> out;
     if (step) {
         auto it = s.cells.find(CellKey{*step, key, value, pos});
         if (it != s.cells.end())
-            if (const MetricCell* c = metricOf(it->second, metric))
+            if (const MetricCell* c = metricOf(s, it->second, metric, implied))
                 out = *c;
     } else {
         for (const auto& [k, d] : s.cells)
             if (k.pos == pos && k.key == key && k.value == value)
-                if (const MetricCell* c = metricOf(d, metric))
+                if (const MetricCell* c = metricOf(s, d, metric, implied))
                     mergeInto(out, *c);
     }
     if (out && out->count == 0 && out->missing == 0 && out->nonfinite == 0)
@@ -132,6 +134,7 @@ double SummaryGrid::maxValue() const {
 
 SummaryGrid summaryGrid(const RunSummary& s, const std::string& metric, const std::string& rowKey,
                         std::optional<int64_t> step, const CellStatSpec& stat) {
+    MetricCell implied;
     SummaryGrid g;
     g.metric = metric;
     g.rowKey = rowKey;
@@ -167,7 +170,7 @@ SummaryGrid summaryGrid(const RunSummary& s, const std::string& metric, const st
     for (const auto& [k, d] : s.cells) {
         if (!bySteps && step && k.step != *step)
             continue;
-        const MetricCell* c = metricOf(d, metric);
+        const MetricCell* c = metricOf(s, d, metric, implied);
         if (!c)
             continue;
         const size_t col = size_t(k.pos + 1);
@@ -194,11 +197,12 @@ SummaryGrid summaryGrid(const RunSummary& s, const std::string& metric, const st
 
 std::vector<StepPoint> summarySteps(const RunSummary& s, const std::string& metric, const std::string& key,
                                     const std::string& value, int pos, const CellStatSpec& stat) {
+    MetricCell implied;
     std::vector<StepPoint> out;
     for (const auto& [k, d] : s.cells) {   // ordered by step first
         if (k.pos != pos || k.key != key || k.value != value)
             continue;
-        const MetricCell* c = metricOf(d, metric);
+        const MetricCell* c = metricOf(s, d, metric, implied);
         if (!c)
             continue;
         StepPoint p;

@@ -342,6 +342,66 @@ private slots:
         }
     }
 
+    // A metric the data give no input for (tv_lower needs top-k or logits) is kept in no cell, and
+    // reads as every token of the cell missing; merged with a shard that has it, its missing
+    // counts add the first shard's tokens, in either order, and survive the file.
+    void lackingMetricsAreImplied() {
+        auto runA = makeRun(41, 60, 3, "a"), runB = makeRun(42, 50, 3, "b");
+        RunSummary a = summarizeRun(runA, {0.2, 1}), b = summarizeRun(runB, {0.2, 1});
+        a.inputs = {{"a.jsonl", std::string(64, 'a'), runA->sequenceCount(), runA->tokenCount()}};
+        b.inputs = {{"b.jsonl", std::string(64, 'b'), runB->sequenceCount(), runB->tokenCount()}};
+        const std::vector<int64_t> stepsA = runA->steps();
+        auto tokensAt = [&](int64_t st) {   // the tokens of a's sequences at step st, from the run
+            uint64_t n = 0;
+            for (size_t q = 0; q < runA->sequenceCount(); ++q)
+                if (stepsA[q] == st)
+                    n += runA->seqLength(q);
+            return n;
+        };
+        MetricCell implied;
+        for (const auto& [key, cell] : a.cells) {
+            QVERIFY(!cell.metrics.count("tv_lower"));
+            QVERIFY(cell.metrics.count("abs_log_ratio"));
+            const MetricCell* tv = a.metric(cell, "tv_lower", implied);
+            QVERIFY(tv);
+            QCOMPARE(tv->count, uint64_t(0));
+            QCOMPARE(tv->missing, cell.tokens);
+            if (key.key.empty() && key.pos < 0)
+                QCOMPARE(tv->missing, tokensAt(key.step));
+        }
+        QVERIFY(!a.metric(a.cells.begin()->second, "length_of_nothing", implied));
+        // b as if its data had top-k: one tv_lower value 0.5 in each cell, the rest missing.
+        b.hasTopK = true;
+        for (auto& [key, cell] : b.cells)
+            if (cell.tokens) {
+                MetricCell& tv = cell.metrics["tv_lower"];
+                tv.add(0.5);
+                tv.missing = cell.tokens - 1;
+            }
+        RunSummary ab = a, ba = b;
+        ab.merge(b);
+        ba.merge(a);
+        QCOMPARE(summaryBinaryBytes(ab), summaryBinaryBytes(ba));
+        QVERIFY(ab.hasTopK);
+        for (int64_t st = 0; st < 3; ++st) {
+            const CellData& all = ab.cells.at({st, "", "", -1});
+            const CellData& inB = b.cells.at({st, "", "", -1});
+            const MetricCell* tv = ab.metric(all, "tv_lower", implied);
+            QVERIFY(tv && tv == &all.metrics.at("tv_lower"));
+            QCOMPARE(tv->count, uint64_t(1));
+            QCOMPARE(tv->missing, tokensAt(st) + inB.tokens - 1);
+            QCOMPARE(tv->sum.value(), 0.5);
+        }
+        // Through the file: the implied entries are written (every token missing) and read back.
+        test::TempFiles files;
+        const std::string path = files.path("a.kcxsum");
+        writeSummary(a, path);
+        const RunSummary back = readSummary(path);
+        QCOMPARE(summaryBinaryBytes(back), summaryBinaryBytes(a));
+        QVERIFY(!back.cells.begin()->second.metrics.count("tv_lower"));
+        QVERIFY(summaryJsonText(a).find("\"tv_lower\"") != std::string::npos);
+    }
+
     // A run cut into shards, summarised shard by shard and merged in any order and grouping,
     // is the summary of the whole run, to the byte once written.
     void mergingInAnyGroupingGivesTheSameSummary() {

@@ -259,6 +259,9 @@ private slots:
         expect(err([](HandMade& h) { h.metricTable = {"nonsense"}; }), "metrics", "not a token or sequence metric");
         expect(err([](HandMade& h) { h.metricTable = {"abs_log_ratio", "abs_log_ratio"}; }), "metrics", "twice");
         expect(err([](HandMade& h) { h.trailing = "x"; }), "cells", "bytes after the last cell");
+        // tv needs logits, tv_lower top-k or logits; the file's data flags say it had neither.
+        expect(err([](HandMade& h) { h.metricTable = {"tv"}; }), "cells[0].metrics.tv", "no logits");
+        expect(err([](HandMade& h) { h.metricTable = {"tv_lower"}; }), "cells[0].metrics.tv_lower", "no top-k or logits");
         // Cut anywhere: an error naming the file, never a crash or a summary.
         const std::string good = handMade({});
         for (size_t n = 0; n < good.size(); ++n) {
