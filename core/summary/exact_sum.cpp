@@ -44,13 +44,22 @@ void ExactSum::normalize() {
 void ExactSum::merge(const ExactSum& other) {
     if (other.limbs_.empty())
         return;
-    ExactSum o = other;
-    o.normalize();
-    normalize();
-    cover(o.base_, o.base_ + int(o.limbs_.size()) - 1);
-    for (size_t i = 0; i < o.limbs_.size(); ++i)
-        limbs_[size_t(o.base_ - base_) + i] += o.limbs_[i];
-    pending_ = 1;
+    // Each addition since a sum's last carry propagation moved a limb by less than 2^32, so
+    // other's limbs are below 2^32 (other.pending_ + 1) and adding them counts as that many
+    // additions here: no copy and no carry pass unless the headroom runs out (kcx merge sums
+    // millions of these).
+    if (other.pending_ >= kNormalizeEvery / 2) {
+        ExactSum o = other;
+        o.normalize();
+        merge(o);
+        return;
+    }
+    if (uint64_t(pending_) + other.pending_ + 1 >= kNormalizeEvery)
+        normalize();
+    cover(other.base_, other.base_ + int(other.limbs_.size()) - 1);
+    for (size_t i = 0; i < other.limbs_.size(); ++i)
+        limbs_[size_t(other.base_ - base_) + i] += other.limbs_[i];
+    pending_ += other.pending_ + 1;
 }
 
 ExactSum ExactSum::magnitude(int* sign) const {

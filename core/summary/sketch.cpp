@@ -85,6 +85,21 @@ void Sketch::Store::add(int32_t index, uint64_t n) {
     counts[size_t(index - offset)] += n;
 }
 
+void Sketch::Store::cover(int32_t lo, int32_t hi) {
+    if (counts.empty()) {
+        offset = lo;
+        counts.assign(size_t(hi - lo) + 1, 0);
+        return;
+    }
+    if (lo < offset) {
+        const int32_t grow = std::max<int32_t>(offset - lo, int32_t(counts.size() / 2 + 8));
+        counts.insert(counts.begin(), size_t(grow), 0);
+        offset -= grow;
+    }
+    if (size_t(hi - offset) >= counts.size())
+        counts.resize(size_t(hi - offset) + 1, 0);
+}
+
 uint64_t Sketch::Store::total() const {
     uint64_t t = 0;
     for (uint64_t c : counts)
@@ -215,11 +230,15 @@ void Sketch::pack() {
     pos_.trim();
     neg_.trim();
     encodeStore(*bytes, pos_);
-    p->neg = bytes->size();
+    p->neg = uint32_t(bytes->size());
     encodeStore(*bytes, neg_);
     bytes->shrink_to_fit();
     p->posTotal = pos_.total();
     p->negTotal = neg_.total();
+    p->posLo = pos_.offset;
+    p->posHi = pos_.offset + int32_t(pos_.counts.size()) - 1;
+    p->negLo = neg_.offset;
+    p->negHi = neg_.offset + int32_t(neg_.counts.size()) - 1;
     p->bytes = std::move(bytes);
     pos_ = {};
     neg_ = {};
@@ -230,8 +249,29 @@ void Sketch::merge(const Sketch& o) {
     if (packed_)
         unpack();
     zero_ += o.zero_;
-    o.forEachBucket(false, [&](int32_t index, uint64_t c) { pos_.add(index, c); });
-    o.forEachBucket(true, [&](int32_t index, uint64_t c) { neg_.add(index, c); });
+    // Room for the other's buckets first, then counts added without a bound check each.
+    const auto into = [](Store& s) {
+        return [&s](int32_t index, uint64_t c) { s.counts[size_t(index - s.offset)] += c; };
+    };
+    if (const Packed* p = o.packed_.get()) {
+        if (p->posTotal) {
+            pos_.cover(p->posLo, p->posHi);
+            walkPacked(*p->bytes, p->pos, into(pos_));
+        }
+        if (p->negTotal) {
+            neg_.cover(p->negLo, p->negHi);
+            walkPacked(*p->bytes, p->neg, into(neg_));
+        }
+        return;
+    }
+    for (auto [from, to] : {std::pair{&o.pos_, &pos_}, std::pair{&o.neg_, &neg_}}) {
+        if (from->counts.empty())
+            continue;
+        to->cover(from->offset, from->offset + int32_t(from->counts.size()) - 1);
+        uint64_t* at = to->counts.data() + (from->offset - to->offset);
+        for (size_t i = 0; i < from->counts.size(); ++i)
+            at[i] += from->counts[i];
+    }
 }
 
 uint64_t Sketch::count() const {

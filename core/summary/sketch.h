@@ -61,6 +61,7 @@ public:
         int32_t offset = 0;
         std::vector<uint64_t> counts;
         void add(int32_t index, uint64_t n);
+        void cover(int32_t lo, int32_t hi);   // room for buckets lo..hi (with spare, as add grows)
         uint64_t total() const;
         bool empty() const { return counts.empty(); }
         void trim();   // no zero count at either end
@@ -81,8 +82,9 @@ public:
     // cell only one part has stays packed).
     struct Packed {
         std::shared_ptr<const std::string> bytes;   // the decompressed file
-        size_t pos = 0, neg = 0;                     // where each store's encoding starts
+        uint32_t pos = 0, neg = 0;                   // where each store's encoding starts (< 4 GB)
         uint64_t posTotal = 0, negTotal = 0;
+        int32_t posLo = 0, posHi = -1, negLo = 0, negHi = -1;   // their first and last buckets
     };
     static Sketch fromPacked(uint64_t zeros, std::shared_ptr<const Packed> p);
     const Packed* packed() const { return packed_.get(); }

@@ -197,7 +197,7 @@ public:
     // Checks a store's encoding and returns the number of values it holds; the bytes stay
     // where they are (Sketch::Packed).
     template <class Place>
-    uint64_t store(const Place& place) {
+    uint64_t store(const Place& place, int32_t* lo, int32_t* hi) {
         const uint64_t entries = u(place);
         if (!entries)
             return 0;
@@ -227,16 +227,18 @@ public:
             lastWasGap = true;
         }
         summary_check::storeReach(fail_, offset, index, place);
+        *lo = int32_t(offset);
+        *hi = int32_t(offset + index - 1);
         return total;
     }
     template <class Place>
     Sketch sketch(const Place& place) {
         const uint64_t zeros = u([&] { return place() + ".zero"; });
         auto p = std::make_shared<Sketch::Packed>();
-        p->pos = offset();
-        p->posTotal = store([&] { return place() + ".pos"; });
-        p->neg = offset();
-        p->negTotal = store([&] { return place() + ".neg"; });
+        p->pos = uint32_t(offset());   // the file is below kMaxSummaryBytes (4 GB)
+        p->posTotal = store([&] { return place() + ".pos"; }, &p->posLo, &p->posHi);
+        p->neg = uint32_t(offset());
+        p->negTotal = store([&] { return place() + ".neg"; }, &p->negLo, &p->negHi);
         if (zeros + p->posTotal < zeros || zeros + p->posTotal + p->negTotal < zeros + p->posTotal)
             fail(place, "the counts add up to more than 2^64");
         if (!p->posTotal && !p->negTotal) {   // nothing to keep
@@ -346,6 +348,9 @@ std::string summaryBinaryBytes(const RunSummary& s) {
 bool isSummaryBinary(std::string_view head) { return head.starts_with(kSummaryBinaryMagic); }
 
 RunSummary parseSummaryBinary(std::shared_ptr<const std::string> bytes, const std::string& file) {
+    if (bytes->size() > kMaxSummaryBytes)   // Sketch::Packed's offsets are 32-bit
+        throw InputError::inFile(file, "the summary is larger than " + std::to_string(kMaxSummaryBytes >> 20) +
+                                           " MiB; KCX refuses it");
     BinaryReader r(std::move(bytes), kSummaryBinaryMagic.size(), file);
     const auto at = [](const char* place) { return [place] { return std::string(place); }; };
     const uint64_t version = r.u(at("kcx_summary"));
