@@ -1,6 +1,7 @@
 #include "core/formats/run.h"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 namespace kcx {
@@ -116,7 +117,23 @@ void Run::checkInvariants() const {
 namespace {
 
 // Copies the rows [begin, end) × width of each chosen range into a new column of the same type.
+// The ranges as one [begin, end) when each starts where the one before ends (a block of
+// consecutive sequences: kcx summarize's blocks, a step's sequences when the run is in step
+// order): the subset then shares the run's storage instead of copying it.
+std::optional<std::pair<size_t, size_t>> contiguous(const std::vector<std::pair<size_t, size_t>>& ranges) {
+    if (ranges.empty())
+        return std::nullopt;
+    for (size_t i = 1; i < ranges.size(); ++i)
+        if (ranges[i].first != ranges[i - 1].second)
+            return std::nullopt;
+    return std::pair{ranges.front().first, ranges.back().second};
+}
+
 Column subsetColumn(const Column& c, const std::vector<std::pair<size_t, size_t>>& ranges, size_t width) {
+    if (c.empty())
+        return c.slice(0, 0);   // empty, of the same type
+    if (auto r = contiguous(ranges))
+        return c.slice(r->first * width, (r->second - r->first) * width);
     return c.visit([&](auto all) {
         using T = std::remove_cv_t<typename decltype(all)::element_type>;
         std::vector<T> out;
@@ -128,6 +145,10 @@ Column subsetColumn(const Column& c, const std::vector<std::pair<size_t, size_t>
 
 template <class T>
 Array<T> subsetArray(const Array<T>& a, const std::vector<std::pair<size_t, size_t>>& ranges, size_t width) {
+    if (a.empty())
+        return Array<T>();
+    if (auto r = contiguous(ranges))
+        return a.slice(r->first * width, (r->second - r->first) * width);
     std::vector<T> out;
     for (auto [b, e] : ranges)
         out.insert(out.end(), a.begin() + b * width, a.begin() + e * width);

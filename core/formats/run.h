@@ -69,6 +69,8 @@ public:
     const T& operator[](size_t i) const { return data_[i]; }
     std::span<const T> span() const { return {data_, size_}; }
     std::span<const T> span(size_t from, size_t n) const { return {data_ + from, n}; }
+    // [from, from + n) of this array, sharing its storage (no copy).
+    Array slice(size_t from, size_t n) const { return Array(data_ + from, n, keep_); }
     const T* begin() const { return data_; }
     const T* end() const { return data_ + size_; }
 private:
@@ -105,6 +107,10 @@ public:
     template <class F>
     decltype(auto) visit(F&& f) const { return visit(std::forward<F>(f), 0, size()); }
     size_t bytes() const { return type_ == Type::F32 ? size() * 4 : size() * 8; }
+    // [from, from + n), sharing the storage (no copy).
+    Column slice(size_t from, size_t n) const {
+        return type_ == Type::F32 ? Column(f32_.slice(from, n)) : Column(f64_.slice(from, n));
+    }
 
 private:
     Type type_ = Type::F64;
