@@ -306,9 +306,7 @@ int runMetrics(const QStringList& args) {
         engine.get("prob_pearson");
     for (size_t i = 0; i < names.size(); ++i) {
         const MetricInfo& info = *findMetric(names[i]);
-        const bool lacks = info.level == MetricLevel::Token &&
-                           ((info.needs == "logits" && !run->hasLogits()) ||
-                            (info.needs == "topk|logits" && !run->hasTopK() && !run->hasLogits()));
+        const bool lacks = lacksInputs(info, run->hasTopK(), run->hasLogits());
         std::shared_ptr<const MetricValues> v;
         std::optional<Summary> streamed;
         if (!lacks && !perToken && info.level == MetricLevel::Token) {
