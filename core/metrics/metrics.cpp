@@ -7,6 +7,7 @@
 
 #include "core/base/parallel.h"
 #include "core/metrics/derived_slices.h"
+#include "core/metrics/logit_row_fns.h"
 #include "core/metrics/metrics_kernels.h"
 #include "core/metrics/quantile.h"
 
@@ -253,8 +254,16 @@ void MetricEngine::computeGroup(std::string_view name, const Progress& progress)
     // 2 GB run with logits would hold ten of them, mostly NaN): keep what was asked for and
     // what the top-k group reads (tv, kl_train_inf, the logits' top-1); the rest is
     // recomputed if it is asked for. Per-sequence arrays are small: all kept.
+    // When the logits dwarf the arrays (rows of tens of thousands of entries on a minority
+    // of tokens: every run that has logits at all), the whole group is kept: a second
+    // pass over the logits (2 exp per entry) costs far more than ten arrays of M doubles,
+    // and `metrics --metrics tv,kl_train_inf,logit_drift` made two (issue 17).
+    const bool logitsDwarfArrays =
+        info.needs == "logits" && run.hasLogits() &&
+        double(detail::kLogitCount) * 8.0 * double(run.tokenCount()) <=
+            0.125 * double(run.logits.rows.size()) * double(run.logits.vocab) * 8.0;
     const auto keep = [&](const std::string& n) {
-        if (n == name || info.level != MetricLevel::Token)
+        if (n == name || info.level != MetricLevel::Token || logitsDwarfArrays)
             return true;
         return info.needs == "logits" && run.hasLogits() &&
                (n == "tv" || n == "kl_train_inf" || n == detail::kLogitTop1);

@@ -168,25 +168,41 @@ private slots:
         QVERIFY(std::isnan(det::erfc(nan)));
     }
 
-    // det::expN (the logit kernel's exps, 32 at a time) is det::exp to the bit: on the edges
-    // of the range, the subnormal results, the infinities and NaN, and 100,000 values spread
-    // over [-750, 750]. Compared as bits, so a NaN must be the same NaN.
-    void expNIsExpToTheBit() {
+    // det::expV (the logit kernel's exps, a vector at a time) is det::exp to the bit: on the
+    // edges of the range, the subnormal results, the infinities and NaN, and 100,000 values
+    // spread over [-750, 750]; and det::expVInRange is too, on the values in [-690, 690].
+    // Compared as bits, so a NaN must be the same NaN. (This file is built for the baseline
+    // instruction set; the wider kernels are compared with it in the test below.)
+    void expVIsExpToTheBit() {
+        constexpr size_t W = det::kVecLanes;
         std::vector<double> x = {0.0, -0.0, 1.0, -1.0, 709.78, 709.79, -745.1, -745.2, -708.5, -720.0,
                                  0.34657359027997264, -0.34657359027997264, 1e-300, -1e-300, inf, -inf,
-                                 std::numeric_limits<double>::quiet_NaN()};
+                                 std::numeric_limits<double>::quiet_NaN(), -690.0, 690.0, -689.99, 689.99};
         std::mt19937_64 rng(17);
         std::uniform_real_distribution<double> u(-750.0, 750.0);
-        while (x.size() % 32 != 0 || x.size() < 100000)
+        while (x.size() % W != 0 || x.size() < 100000)
             x.push_back(u(rng));
-        std::vector<double> y(x.size());
-        for (size_t i = 0; i < x.size(); i += 32)
-            det::expN<32>(x.data() + i, y.data() + i);
-        size_t differ = 0;
-        for (size_t i = 0; i < x.size(); ++i)
-            differ += std::bit_cast<uint64_t>(y[i]) != std::bit_cast<uint64_t>(det::exp(x[i]));
+        size_t differ = 0, differInRange = 0, inRange = 0;
+        for (size_t i = 0; i < x.size(); i += W) {
+            det::VecD xv, yv, zv;
+            std::memcpy(&xv, x.data() + i, sizeof xv);
+            yv = det::expV(xv);
+            zv = det::expVInRange(xv);
+            for (size_t j = 0; j < W; ++j) {
+                const uint64_t want = std::bit_cast<uint64_t>(det::exp(x[i + j]));
+                differ += std::bit_cast<uint64_t>(double(yv[j])) != want;
+                if (std::fabs(x[i + j]) <= 690.0) {
+                    ++inRange;
+                    differInRange += std::bit_cast<uint64_t>(double(zv[j])) != want;
+                }
+            }
+        }
         QCOMPARE(differ, size_t(0));
-        QCOMPARE(y[6], 4.9406564584124654e-324);   // exp(-745.1): the smallest subnormal
+        QCOMPARE(differInRange, size_t(0));
+        QVERIFY(inRange > 90000);
+        det::VecD edge;
+        std::memcpy(&edge, x.data() + 6 - 6 % W, sizeof edge);
+        QCOMPARE(double(det::expV(edge)[6 % W]), 4.9406564584124654e-324);   // exp(-745.1): the smallest subnormal
     }
 
     // The generic, AVX2 and AVX-512 kernels give the same doubles for every metric, on rows
@@ -212,7 +228,7 @@ private slots:
         QStringList failures;
         for (size_t v : {size_t(1), size_t(2), size_t(7), size_t(8), size_t(9), size_t(63), size_t(511), size_t(512),
                          size_t(513), size_t(1031), size_t(4099)}) {
-            for (int variant = 0; variant < 3; ++variant) {
+            for (int variant = 0; variant < 5; ++variant) {
                 std::vector<double> ad(v), bd(v);
                 for (size_t i = 0; i < v; ++i) {
                     ad[i] = z(g);
@@ -221,6 +237,12 @@ private slots:
                         ad[i] = bd[i] = -900;   // exp underflows to 0 (and m in js is 0)
                     if (variant == 2)
                         ad[i] = bd[i] = std::round(ad[i]);   // many ties, equal rows
+                    if (variant == 3) {   // zeros of both signs: the maxima's lanes decide which wins
+                        ad[i] = (i * 7 + v) % 3 == 0 ? -0.0 : 0.0;
+                        bd[i] = (i * 5 + v) % 2 == 0 ? -0.0 : 0.0;
+                    }
+                    if (variant == 4 && i % 7 == 3)
+                        ad[i] = bd[i] = z(g) * 400;   // exps beyond [-690, 690]: the clamped path
                 }
                 std::vector<float> af(ad.begin(), ad.end()), bf(bd.begin(), bd.end());
                 std::vector<double> scratch(2 * v);
@@ -264,7 +286,7 @@ private slots:
             }
         }
         QVERIFY2(failures.isEmpty(), qPrintable(failures.mid(0, 5).join("\n")));
-        QCOMPARE(rows, 11 * 3 * 4);
+        QCOMPARE(rows, 11 * 5 * 4);
     }
 
     // The per-token log-prob kernels (issue 17: compiled for AVX2 and AVX-512 too) give the
