@@ -16,8 +16,6 @@ std::atomic<bool> prefaultOn{false};
 void setPrefaultLargeArrays(bool on) { prefaultOn = on; }
 
 void prefault(void* p, size_t bytes) {
-    if (!prefaultOn)
-        return;
 #if defined(__linux__) && defined(MADV_POPULATE_WRITE)
     constexpr uintptr_t kPage = 4096;
     if (!p || bytes < (size_t(4) << 20))
@@ -25,7 +23,10 @@ void prefault(void* p, size_t bytes) {
     // madvise wants a page-aligned start: the whole pages inside the range.
     const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + kPage - 1) & ~(kPage - 1);
     const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kPage - 1);
-    if (end > begin)
+    if (end <= begin)
+        return;
+    (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+    if (prefaultOn)
         (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
 #else
     (void)p;

@@ -7,18 +7,21 @@
 
 namespace kcx {
 
-// Maps [p, p + bytes) writable now, in one system call (Linux's MADV_POPULATE_WRITE,
-// kernel 5.14 and later), for memory about to be written whole. Only for ranges of at
-// least 4 MB; a no-op where the call does not exist or fails (the faults then come one by
-// one, as before). Transparent huge pages were tried instead (MADV_HUGEPAGE): on this
-// project's virtual machines a 2 MB page the host had not yet backed took longer than 512
-// small ones, and the command's time became bimodal (0.2 or 0.9 s; docs/performance.md).
+// Asks for transparent huge pages for [p, p + bytes) (MADV_HUGEPAGE, as numpy does for its
+// arrays of 4 MB and more) and, where turned on, maps the range writable now in one system
+// call (Linux's MADV_POPULATE_WRITE, kernel 5.14 and later), for memory about to be written
+// whole. Only for ranges of at least 4 MB; a no-op where the calls do not exist or fail.
+// Huge pages: on 2026-12-03 a 2 MB page the host had not yet backed took longer than 512
+// small ones on this project's virtual machines (a command took 0.2 or 0.9 s); on
+// 2026-12-07 a small page's first touch cost 15 us there (1 GiB: 4.0 s; with huge pages
+// 2.4 s the first time, 0.11 s after), and `kcx check` on 10M tokens went from 0.7 to
+// 0.35 s with them (docs/performance.md).
 void prefault(void* p, size_t bytes);
 
-// Off by default: the call holds the process's memory map while it maps, and a window
-// thread that maps or unmaps meanwhile (an image, a large free) waits for it; beside a busy
-// process that stalled the window's event loop 40 ms. Commands, which have no event loop,
-// turn it on (app/common.cpp).
+// Populating is off by default (huge pages are always asked for): the call holds the
+// process's memory map while it maps, and a window thread that maps or unmaps meanwhile
+// (an image, a large free) waits for it; beside a busy process that stalled the window's
+// event loop 40 ms. Commands, which have no event loop, turn it on (app/common.cpp).
 void setPrefaultLargeArrays(bool on);
 
 // Reserves room for n values and maps it before anything touches it.

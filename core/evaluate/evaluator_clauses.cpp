@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "core/base/parallel.h"
+#include "core/base/prefault.h"
 #include "core/evaluate/clause_scope.h"
 #include "core/evaluate/evaluator_internal.h"
 #include "core/evaluate/stats.h"
@@ -254,7 +255,7 @@ void buildMetricState(const Clause& c, MetricEngine& engine, ClauseState& st, bo
                 room[size_t(group[s])] += to - from;
             }
         for (size_t g = 0; g < st.groups.size(); ++g)
-            st.groups[g].values.reserve(room[g]);
+            reservePrefaulted(st.groups[g].values, room[g]);
     }
     size_t kept = 0;
     for (size_t s = 0; s < run.sequenceCount(); ++s) {

@@ -496,6 +496,46 @@ private slots:
         QCOMPARE(panel.methods()[0].params[0], 1.3);
         QCOMPARE(panel.preset(), QString());
     }
+    // The window holds the diagnosis and the corrections back until its verdicts and
+    // heatmap are drawn (CorrectionsPanel::setHoldBack, issue 17): while held, the panel is
+    // busy and nothing is computed, however long it waits; released, both arrive. A newer
+    // run while held replaces the waiting jobs (the diagnosis is of the second run).
+    void correctionsWaitWhileHeldBack() {
+        QTemporaryDir dir;
+        auto write = [&](const QString& name, double shift) {
+            const QString path = dir.filePath(name);
+            std::ofstream f(path.toStdString());
+            for (int s = 0; s < 6; ++s)
+                f << "{\"id\": \"s" << s << "\", \"tokens\": [1, 2, 3, 4], \"logp_train\": [" << -1 + shift << ", "
+                  << -1.1 + shift << ", " << -1 + shift << ", " << -1.1 + shift
+                  << "], \"logp_inf\": [-1, -1.1, -1, -1.1]}\n";
+            return path;
+        };
+        const QString first = write(QStringLiteral("a.jsonl"), 0.2), second = write(QStringLiteral("b.jsonl"), 0.4);
+        Session session;
+        QUndoStack undo;
+        CorrectionsPanel panel(&session, &undo);
+        bool held = true;
+        panel.setHoldBack([&] { return held; });
+        session.openRun(first);
+        QTRY_VERIFY_WITH_TIMEOUT(session.run() && !session.loading(), test::waitMs(60000));
+        session.openRun(second);
+        QTRY_VERIFY_WITH_TIMEOUT(session.run() && !session.loading() &&
+                                     session.run()->ids.size() == 6 && session.runPath() == second,
+                                 test::waitMs(60000));
+        QTest::qWait(300);   // the panel's own timer asks again every 50 ms: still held
+        QVERIFY(panel.isBusy());
+        QVERIFY(!panel.diagnosis());
+        QVERIFY(!panel.report());
+        held = false;   // no release() call: the timer finds out by itself
+        QTRY_VERIFY_WITH_TIMEOUT(!panel.isBusy() && panel.diagnosis() && panel.report(), test::waitMs(60000));
+        // The second run's offset, 0.4 nats (every log-weight is exactly 0.4): its diagnosis.
+        const auto found = panel.diagnosis()->findings();
+        QCOMPARE(found.size(), size_t(1));
+        QCOMPARE(found[0].cause, std::string("constant_offset"));
+        QVERIFY2(std::fabs(found[0].estimate - 0.4) < 1e-9, qPrintable(QString::number(found[0].estimate, 'g', 17)));
+    }
+
     // Pictures of every widget on the demo run, for people to look at:
     // KCX_VIEWS_SCREENSHOTS=/tmp ./test_views screenshots
     void screenshots() {

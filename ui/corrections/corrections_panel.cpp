@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QSplitter>
 #include <QTableWidget>
+#include <QTimer>
 #include <QUndoCommand>
 #include <QUndoStack>
 #include <QVBoxLayout>
@@ -286,24 +287,26 @@ void CorrectionsPanel::runChanged() {
     diagnosing_ = true;
     diagnosisLabel_->setText(tr("<i>Diagnosing…</i>"));
     emit diagnosed({});
-    auto* watch = new QFutureWatcher<std::pair<std::shared_ptr<const Diagnosis>, Histograms>>(this);
-    connect(watch, &QFutureWatcherBase::finished, this, [this, watch, gen] {
-        watch->deleteLater();
-        if (gen != runGeneration_)
-            return;
-        auto [d, h] = watch->result();
-        diagnosis_ = d;
-        tokenCounts_ = h.tokens;
-        sequenceCounts_ = h.sequences;
-        range_ = h.range;
-        diagnosing_ = false;
-        showDiagnosis();
-        updateHistogram();
-        emit diagnosed(diagnosisSummary());
+    launch(pendingDiagnosis_, [this, run, gen] {
+        auto* watch = new QFutureWatcher<std::pair<std::shared_ptr<const Diagnosis>, Histograms>>(this);
+        connect(watch, &QFutureWatcherBase::finished, this, [this, watch, gen] {
+            watch->deleteLater();
+            if (gen != runGeneration_)
+                return;
+            auto [d, h] = watch->result();
+            diagnosis_ = d;
+            tokenCounts_ = h.tokens;
+            sequenceCounts_ = h.sequences;
+            range_ = h.range;
+            diagnosing_ = false;
+            showDiagnosis();
+            updateHistogram();
+            emit diagnosed(diagnosisSummary());
+        });
+        watch->setFuture(QtConcurrent::run(workPool(), [run] {
+            return std::make_pair(std::make_shared<const Diagnosis>(diagnose(*run)), histogramsOf(*run));
+        }));
     });
-    watch->setFuture(QtConcurrent::run(workPool(), [run] {
-        return std::make_pair(std::make_shared<const Diagnosis>(diagnose(*run)), histogramsOf(*run));
-    }));
     recompute();
 }
 
@@ -392,19 +395,54 @@ void CorrectionsPanel::recompute() {
         o.advantageMax = c->bounds.advantageMax;
     }
     const std::vector<CorrectionMethod> methods = methods_;
-    auto* watch = new QFutureWatcher<std::shared_ptr<const CorrectionsReport>>(this);
-    connect(watch, &QFutureWatcherBase::finished, this, [this, watch, gen] {
-        watch->deleteLater();
-        if (gen != generation_)
-            return;
-        report_ = watch->result();
-        busy_ = false;
-        showReport();
-        emit evaluated();
+    launch(pendingCorrections_, [this, run, methods, o, gen] {
+        auto* watch = new QFutureWatcher<std::shared_ptr<const CorrectionsReport>>(this);
+        connect(watch, &QFutureWatcherBase::finished, this, [this, watch, gen] {
+            watch->deleteLater();
+            if (gen != generation_)
+                return;
+            report_ = watch->result();
+            busy_ = false;
+            showReport();
+            emit evaluated();
+        });
+        watch->setFuture(QtConcurrent::run(workPool(), [run, methods, o] {
+            return std::make_shared<const CorrectionsReport>(applyCorrections(*run, methods, o));
+        }));
     });
-    watch->setFuture(QtConcurrent::run(workPool(), [run, methods, o] {
-        return std::make_shared<const CorrectionsReport>(applyCorrections(*run, methods, o));
-    }));
+}
+
+void CorrectionsPanel::setHoldBack(std::function<bool()> held) { holdBack_ = std::move(held); }
+
+void CorrectionsPanel::launch(std::function<void()>& pending, std::function<void()> start) {
+    if (holdBack_ && holdBack_()) {
+        pending = std::move(start);   // a newer job of the same kind replaces a waiting one
+        // The window calls release() when it settles; the timer also asks every 50 ms, so
+        // nothing waits for ever on a state change that came without a signal.
+        if (!holdTimer_) {
+            holdTimer_ = new QTimer(this);
+            holdTimer_->setInterval(50);
+            connect(holdTimer_, &QTimer::timeout, this, &CorrectionsPanel::release);
+        }
+        holdTimer_->start();
+        return;
+    }
+    pending = nullptr;
+    start();
+}
+
+void CorrectionsPanel::release() {
+    if (holdBack_ && holdBack_())
+        return;
+    if (holdTimer_)
+        holdTimer_->stop();
+    // The diagnosis first: its line is the one the verdict banner shows.
+    for (auto* pending : {&pendingDiagnosis_, &pendingCorrections_})
+        if (*pending) {
+            auto start = std::move(*pending);
+            *pending = nullptr;
+            start();
+        }
 }
 
 void CorrectionsPanel::showReport() {

@@ -11,6 +11,7 @@
 #include <QString>
 #include <QWidget>
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -20,6 +21,7 @@
 class QComboBox;
 class QLabel;
 class QTableWidget;
+class QTimer;
 class QUndoStack;
 
 namespace kcx::ui {
@@ -58,6 +60,13 @@ public:
     // Applies bounds without an undo step (the undo command itself).
     void applyBound(size_t method, size_t which, double value);
 
+    // While held() is true, the diagnosis and the corrections wait (the panel stays busy);
+    // release() starts what waits once it is false. The window holds them back until its
+    // verdicts and heatmap are drawn: computed beside the first evaluation, they read the
+    // whole run and delayed the verdicts of a 10M-token run from 0.5 to 2.0 s (issue 17).
+    void setHoldBack(std::function<bool()> held);
+    void release();
+
 signals:
     void diagnosed(const QString& summary);
     void evaluated();
@@ -65,6 +74,7 @@ signals:
 private:
     void runChanged();
     void recompute();
+    void launch(std::function<void()>& pending, std::function<void()> start);
     void showReport();
     void showSlices();
     void showDiagnosis();
@@ -87,6 +97,9 @@ private:
     std::vector<double> tokenCounts_, sequenceCounts_;
     double range_ = 1;
     quint64 generation_ = 0, runGeneration_ = 0;
+    std::function<bool()> holdBack_;
+    std::function<void()> pendingDiagnosis_, pendingCorrections_;
+    QTimer* holdTimer_ = nullptr;
     bool busy_ = false, diagnosing_ = false, filling_ = false;
     quint64 gesture_ = 0;
 };

@@ -204,6 +204,8 @@ void MainWindow::buildPanels() {
             [this](const QString& why) { statusBar()->showMessage(tr("Compare: %1").arg(why), 10000); });
     correctionsPanel_ = new CorrectionsPanel(session_, undo_, details_);
     details_->addTab(correctionsPanel_, tr("Co&rrections"));
+    correctionsPanel_->setHoldBack([this] { return !resultsDrawn(); });
+    connect(this, &MainWindow::settledChanged, correctionsPanel_, &CorrectionsPanel::release);
     connect(correctionsPanel_, &CorrectionsPanel::diagnosed, this,
             [this](const QString& summary) { static_cast<VerdictBanner*>(banner_)->setDiagnosis(summary); });
     connect(static_cast<VerdictBanner*>(banner_), &VerdictBanner::diagnosisActivated, this,
@@ -352,14 +354,16 @@ void MainWindow::openSequence(size_t sequence, size_t position) {
     details_->setCurrentWidget(sequence_);
 }
 
-bool MainWindow::settled() const {
+bool MainWindow::settled() const { return resultsDrawn() && !correctionsPanel_->isBusy(); }
+
+bool MainWindow::resultsDrawn() const {
     if (session_->loading() || !session_->hasData())
         return false;
     if (session_->contract() && (session_->evaluating() || !evaluatedOnce_))
         return false;
     if (session_->summary())
         return summaryPanel_->isDrawn();
-    if ((stepsPanel_->isVisible() && !stepsPanel_->isDrawn()) || comparePanel_->isBusy() || correctionsPanel_->isBusy())
+    if ((stepsPanel_->isVisible() && !stepsPanel_->isDrawn()) || comparePanel_->isBusy())
         return false;
     // State, not events: the view shows this run's data and has nothing on its way.
     const HeatmapView* view = heatmap_->view();

@@ -61,6 +61,9 @@ public:
     // True once the run is loaded, the newest evaluation has arrived and the heatmap has
     // drawn it (what `kcx open --screenshot` waits for).
     bool settled() const;
+    // The verdicts and the heatmap (or a summary's views) drawn: settled() but for the
+    // diagnosis and the corrections, which wait for it (CorrectionsPanel::setHoldBack).
+    bool resultsDrawn() const;
     QString settleState() const;   // what settled() still waits for, for people
     // The run's file changed on disk after it was loaded (size or modification time): the
     // window keeps showing what it loaded and says so; File > Reload Run reads it again.
