@@ -135,6 +135,55 @@ private slots:
         QVERIFY(chart.caption().contains("10"));
     }
 
+    // A threshold edit that keeps the same lines in view moves the line and nothing else:
+    // the chart keeps its series (no Qt Charts rebuild on every edit, issue 17) and its
+    // count scale; a value outside the x range rebuilds the chart with a wider axis.
+    void histogramThresholdEditsMoveTheLineInPlace() {
+        auto values = std::make_shared<MetricValues>();
+        for (int i = 0; i < 1000; ++i)
+            values->values.push_back(i / 1000.0);   // 0 .. 0.999
+        HistogramChart chart;
+        chart.setValues(values, "m");
+        QTRY_VERIFY_WITH_TIMEOUT(chart.histogram() != nullptr, 30000);
+        auto line = [&]() -> QXYSeries* {   // the threshold: the only two-point series at one x
+            for (QAbstractSeries* a : chart.chart()->series())
+                if (auto* x = qobject_cast<QXYSeries*>(a); x && x->count() == 2 && x->at(0).x() == x->at(1).x() &&
+                                                          x->name().startsWith("N1 max"))
+                    return x;
+            return nullptr;
+        };
+        chart.setThresholds({ValueLine{"max", 0.5, true, "N1 max"}});
+        QVERIFY(line());
+        QCOMPARE(line()->at(0).x(), 0.5);
+        // Marked objects: a rebuild makes new series (perhaps at the same addresses).
+        const QList<QAbstractSeries*> before = chart.chart()->series();
+        for (QAbstractSeries* a : before)
+            a->setProperty("kcxTestMark", true);
+        auto marked = [&] {
+            const QList<QAbstractSeries*> now = chart.chart()->series();
+            return now.size() == before.size() &&
+                   std::all_of(now.begin(), now.end(), [](QAbstractSeries* a) { return a->property("kcxTestMark").toBool(); });
+        };
+        const bool logCount = chart.logCount();
+        chart.setThresholds({ValueLine{"max", 0.97, true, "N1 max"}});   // in view, in the tail
+        QVERIFY(marked());
+        QCOMPARE(line()->at(0).x(), 0.97);
+        QVERIFY(line()->name().contains("0.97"));
+        QCOMPARE(chart.logCount(), logCount);   // the scale does not jump while editing
+        QCOMPARE(chart.thresholds()[0].value, 0.97);
+        chart.setThresholds({ValueLine{"max", 5.0, true, "N1 max"}});    // beyond the axis: rebuilt
+        QVERIFY(!marked());
+        QCOMPARE(line()->at(0).x(), 5.0);
+        auto* ax = qobject_cast<QValueAxis*>(chart.chart()->axes(Qt::Horizontal).value(0));
+        QVERIFY(ax && ax->max() >= 5.0);
+        // Another line (a new clause) rebuilds too.
+        for (QAbstractSeries* a : chart.chart()->series())
+            a->setProperty("kcxTestMark", true);
+        chart.setThresholds({ValueLine{"level", 0.3, true, "S1 level"}});
+        QVERIFY(std::none_of(chart.chart()->series().begin(), chart.chart()->series().end(),
+                             [](QAbstractSeries* a) { return a->property("kcxTestMark").toBool(); }));
+    }
+
     // ---- the scatter's sample ------------------------------------------------------------
     void scatterKeepsExtremesAndCaps() {
         // 100,000 tokens with |r| <= 0.01, 50 planted outliers with |r| in [1, 5], and 7

@@ -149,6 +149,17 @@ void HistogramChart::recompute() {
 QString HistogramChart::caption() const { return caption_->text(); }
 
 void HistogramChart::setThresholds(std::vector<ValueLine> lines) {
+    // A moved threshold (every edit: the panel sets the clause's lines again) moves its line
+    // when the lines are the same ones and stay in view. The chart is not rebuilt and the
+    // count axis keeps its scale while the user edits: a rebuild was a new Qt Charts layout
+    // and repaint on every edit, 20 ms of the window's longest stalls (issue 17).
+    if (histogram_ && !dragging() && inPlace(lines)) {
+        for (size_t i = 0; i < lines.size(); ++i) {
+            lines_[i].value = lines[i].value;
+            placeLine(i);
+        }
+        return;
+    }
     lines_ = std::move(lines);
     // A drag survives new lines only when its line is still there.
     if (dragging() && (size_t(dragIndex_) >= lines_.size() || QString::fromStdString(lines_[size_t(dragIndex_)].which) != dragWhich_)) {
@@ -157,6 +168,20 @@ void HistogramChart::setThresholds(std::vector<ValueLine> lines) {
     }
     rebuild();
     applyAutoLog();
+}
+
+bool HistogramChart::inPlace(const std::vector<ValueLine>& lines) const {
+    if (lines.size() != lines_.size() || lineSeries_.size() != lines_.size())
+        return false;
+    for (size_t i = 0; i < lines.size(); ++i) {
+        const ValueLine &a = lines[i], &b = lines_[i];
+        if (a.which != b.which || a.editable != b.editable || a.label != b.label)
+            return false;
+        const bool drawable = std::isfinite(a.value) && (!logX_ || a.value > 0);
+        if (drawable != (lineSeries_[i] != nullptr) || (drawable && (a.value < xLo_ || a.value > xHi_)))
+            return false;
+    }
+    return true;
 }
 
 void HistogramChart::setThresholdValue(const QString& which, double value) {

@@ -56,7 +56,8 @@ public:
     const std::optional<Observed>& observed() const { return observed_; }
     // Log count switches itself on when a threshold line sits in the tail (fewer than 5 %
     // of the shown values beyond it), so the bins around it are not flat; off again when
-    // none does. Until the user sets it (setLogCount), after which it is theirs.
+    // none does. Until the user sets it (setLogCount), after which it is theirs. Decided
+    // when values or lines arrive; an edit that moves a line within view keeps the scale.
     void setAutoLogCount(bool on);
     bool autoLogCount() const { return autoLog_; }
     void clear();
@@ -100,6 +101,8 @@ private:
     void applyAutoLog();
     void addObserved(QAbstractAxis* ax, QAbstractAxis* ay);
     void placeLine(size_t i);
+    // Whether `lines` are the drawn lines with new values, all still in view.
+    bool inPlace(const std::vector<ValueLine>& lines) const;
     int lineNear(QPoint viewportPos) const;
     void dragTo(QPoint viewportPos);
 
