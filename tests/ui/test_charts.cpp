@@ -180,8 +180,8 @@ private slots:
         for (QAbstractSeries* a : chart.chart()->series())
             a->setProperty("kcxTestMark", true);
         chart.setThresholds({ValueLine{"level", 0.3, true, "S1 level"}});
-        QVERIFY(std::none_of(chart.chart()->series().begin(), chart.chart()->series().end(),
-                             [](QAbstractSeries* a) { return a->property("kcxTestMark").toBool(); }));
+        const QList<QAbstractSeries*> rebuilt = chart.chart()->series();
+        QVERIFY(std::none_of(rebuilt.begin(), rebuilt.end(), [](QAbstractSeries* a) { return a->property("kcxTestMark").toBool(); }));
     }
 
     // ---- the scatter's sample ------------------------------------------------------------
