@@ -117,4 +117,17 @@ ClauseScope clauseTokenScope(const Clause& clause, MetricEngine& engine, const S
     return out;
 }
 
+LazyClauseScope::LazyClauseScope(Clause c, std::shared_ptr<MetricEngine> engine, std::optional<SliceLabels> slice)
+    : clause_(std::move(c)), engine_(std::move(engine)), slice_(std::move(slice)) {
+    all_ = clause_.where.empty() && !clause_.positions && (!slice_ || slice_->empty());
+}
+
+const ClauseScope& LazyClauseScope::get() const {
+    std::call_once(once_, [this] {
+        if (!all_ && engine_)
+            scope_ = clauseTokenScope(clause_, *engine_, slice_ ? &*slice_ : nullptr);
+    });
+    return scope_;
+}
+
 }  // namespace kcx

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <thread>
 
 #include "core/contract/contract.h"
 #include "core/evaluate/clause_scope.h"
@@ -120,6 +121,40 @@ private slots:
         s = clauseTokenScope(c, engine);
         QVERIFY(!s.tokens);
         QVERIFY(s.error.find("no slice key 'model'") != std::string::npos);
+    }
+
+    // The window's charts get a scope not yet built (LazyClauseScope): built once, by
+    // whichever thread asks first, the same mask for every caller; its all() is known
+    // without building, and the session hands out one object per scope and run.
+    void lazyScopeBuiltOnceOffTheGuiThread() {
+        auto run = taskRun();
+        auto engine = std::make_shared<MetricEngine>(run);
+        Clause c;
+        c.metric = "abs_log_ratio";
+        QVERIFY(LazyClauseScope(c, engine, std::nullopt).all());
+        QVERIFY(LazyClauseScope(c, engine, SliceLabels{}).all());
+        QVERIFY(!LazyClauseScope(c, engine, SliceLabels{{"task", "b"}}).all());
+
+        // task = b by a result's slice: sequence 1, tokens 4-6; eight threads ask at once.
+        const LazyClauseScope lazy(c, engine, SliceLabels{{"task", "b"}});
+        std::vector<const std::vector<uint8_t>*> seen(8, nullptr);
+        std::vector<std::thread> threads;
+        for (size_t t = 0; t < seen.size(); ++t)
+            threads.emplace_back([&, t] { seen[t] = lazy.get().tokens.get(); });
+        for (auto& t : threads)
+            t.join();
+        QVERIFY(seen[0] != nullptr);
+        for (const auto* p : seen)
+            QCOMPARE(p, seen[0]);
+        QCOMPARE(*seen[0], maskOf({4, 5, 6}, 12));
+        QCOMPARE(lazy.get().count, uint64_t(3));
+
+        // A key the run lacks: the error, no mask, as clauseTokenScope says.
+        c.where.anyOf["model"] = {"x"};
+        const LazyClauseScope bad(c, engine, std::nullopt);
+        QVERIFY(!bad.all());
+        QVERIFY(!bad.get().tokens);
+        QVERIFY(bad.get().error.find("no slice key 'model'") != std::string::npos);
     }
 
     // widenForFew by hand: one slice row of ten sequences of ten tokens, so ten values at

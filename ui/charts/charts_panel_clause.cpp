@@ -82,7 +82,8 @@ void ChartsPanel::updateScope() {
         return;
     }
     position_->setStatistic(positionStatisticOf(*c, session_->threshold(c->id, "level")));
-    const ClauseScope scope = session_->clauseScope(*c, slice_ ? &*slice_ : nullptr);
+    // Built by the charts' jobs: a mask is a byte per token, too slow for the GUI thread.
+    const auto scope = session_->clauseScopeSource(*c, slice_ ? &*slice_ : nullptr);
     QStringList parts;
     if (slice_ && !slice_->empty()) {
         parts << labelsText(*slice_);   // a result's labels include its one-valued `where`
@@ -96,9 +97,10 @@ void ChartsPanel::updateScope() {
     }
     if (c->positions)
         parts << tr("positions %1–%2").arg(c->positions->first).arg(c->positions->second - 1);
-    const QString name = scope.all() && parts.isEmpty() ? QString() : tr("%1's scope (%2)").arg(clause_, parts.join(QStringLiteral(", ")));
-    histogram_->setScope(scope.tokens, scope.tokens ? name : QString());
-    position_->setScope(scope.tokens, scope.tokens ? name : QString());
+    const bool all = !scope || scope->all();
+    const QString name = all ? QString() : tr("%1's scope (%2)").arg(clause_, parts.join(QStringLiteral(", ")));
+    histogram_->setScope(all ? nullptr : scope, name);
+    position_->setScope(all ? nullptr : scope, name);
 }
 
 void ChartsPanel::updateObserved() {

@@ -20,7 +20,7 @@ HistogramChart::HistogramChart(QWidget* parent)
     : QWidget(parent), chart_(new QChart), view_(new QChartView(chart_)), caption_(new QLabel) {
     chart_->legend()->setAlignment(Qt::AlignBottom);
     chart_->setMargins(QMargins(4, 4, 4, 4));
-    view_->setRenderHint(QPainter::Antialiasing);
+    setUpChartView(view_);
     view_->viewport()->installEventFilter(this);
     view_->viewport()->setMouseTracking(true);
     caption_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -85,10 +85,10 @@ void HistogramChart::applyAutoLog() {
     }
 }
 
-void HistogramChart::setScope(std::shared_ptr<const std::vector<uint8_t>> mask, const QString& name) {
-    if (mask == scope_ && name == scopeName_)
+void HistogramChart::setScope(std::shared_ptr<const LazyClauseScope> scope, const QString& name) {
+    if (scope == scope_ && name == scopeName_)
         return;
-    scope_ = std::move(mask);
+    scope_ = std::move(scope);
     scopeName_ = name;
     recompute();
 }
@@ -122,22 +122,25 @@ void HistogramChart::recompute() {
     auto values = values_;
     const int bins = bins_;
     const bool logX = logX_;
-    auto scope = scope_ && scope_->size() == values_->values.size() ? scope_ : nullptr;
+    auto scope = scope_;   // built by the job, off the GUI thread
     // Before start(): a quick job's result may be applied inside it.
     caption_->setText(tr("Computing the histogram of %1…").arg(metric_));
     jobs_.start(
         this,
         [values, bins, logX, scope](const Progress& p) {
-            if (!scope)
+            auto mask = scope ? scope->get().tokens : nullptr;
+            if (!mask || mask->size() != values->values.size())   // all, or another length: ignored
                 return std::make_shared<const Histogram>(computeHistogram(values->values, bins, logX, p));
             std::vector<double> in;   // the scope's values (NaN kept: counted as missing)
-            in.reserve(size_t(std::count(scope->begin(), scope->end(), uint8_t(1))));
-            for (size_t i = 0; i < scope->size(); ++i)
-                if ((*scope)[i])
+            in.reserve(size_t(std::count(mask->begin(), mask->end(), uint8_t(1))));
+            for (size_t i = 0; i < mask->size(); ++i)
+                if ((*mask)[i])
                     in.push_back(values->values[i]);
             return std::make_shared<const Histogram>(computeHistogram(in, bins, logX, p));
         },
         [this](std::shared_ptr<const Histogram> h) {
+            if (scope_ && !scope_->get().error.empty())   // built by now: the job asked for it
+                scopeName_.clear();   // not narrowed after all: the title says so
             histogram_ = std::move(h);
             rebuild();
             applyAutoLog();

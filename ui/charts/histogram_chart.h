@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/evaluate/clause_scope.h"
 #include "core/metrics/metrics.h"
 #include "ui/charts/chart_data.h"
 #include "ui/charts/chart_job.h"
@@ -43,7 +44,7 @@ public:
     void setValues(std::shared_ptr<const MetricValues> values, const QString& metric);
     // Only these values count (one byte per value, non-zero = counts; nullptr: all), named
     // in the title (e.g. "N1: precision=fp8"). A mask of another length is ignored.
-    void setScope(std::shared_ptr<const std::vector<uint8_t>> mask, const QString& name);
+    void setScope(std::shared_ptr<const LazyClauseScope> scope, const QString& name);
     QString scopeName() const { return scopeName_; }
     // The selected result's observed value, drawn as a dashed line, with its interval as a
     // band when it has one (in the metric's units only; nullopt: none).
@@ -123,7 +124,7 @@ private:
     quint64 gesture_ = 0;
     double lastDragValue_ = 0;
     QString dragWhich_;
-    std::shared_ptr<const std::vector<uint8_t>> scope_;
+    std::shared_ptr<const LazyClauseScope> scope_;
     QString scopeName_;
     std::optional<Observed> observed_;
     bool autoLog_ = true;

@@ -20,7 +20,7 @@ PositionChart::PositionChart(QWidget* parent)
     : QWidget(parent), chart_(new QChart), view_(new QChartView(chart_)), caption_(new QLabel) {
     chart_->legend()->setAlignment(Qt::AlignBottom);
     chart_->setMargins(QMargins(4, 4, 4, 4));
-    view_->setRenderHint(QPainter::Antialiasing);
+    setUpChartView(view_);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(view_, 1);
@@ -68,10 +68,10 @@ void PositionChart::setMaxBins(size_t bins) {
     recompute();
 }
 
-void PositionChart::setScope(std::shared_ptr<const std::vector<uint8_t>> mask, const QString& name) {
-    if (mask == scope_ && name == scopeName_)
+void PositionChart::setScope(std::shared_ptr<const LazyClauseScope> scope, const QString& name) {
+    if (scope == scope_ && name == scopeName_)
         return;
-    scope_ = std::move(mask);
+    scope_ = std::move(scope);
     scopeName_ = name;
     recompute();
 }
@@ -143,17 +143,20 @@ void PositionChart::recompute() {
     auto values = values_;
     const int key = sliceKey_;
     const size_t bins = maxBins_;
-    auto scope = scope_ && scope_->size() == run_->tokenCount() ? scope_ : nullptr;
+    auto scope = scope_;   // built by the job, off the GUI thread
     const PositionStatistic stat = statistic_;
     rebuild();
     caption_->setText(tr("Computing the %1 of %2 per position…").arg(QString::fromStdString(stat.name), metric_));   // before start(): see ChartJobs
     jobs_.start(
         this,
         [run, values, key, bins, scope, stat](const Progress& p) {
-            return std::make_shared<const PositionMeans>(
-                computePositionMeans(*run, values->values, key, bins, p, scope ? scope->data() : nullptr, stat));
+            auto mask = scope ? scope->get().tokens : nullptr;
+            const uint8_t* in = mask && mask->size() == run->tokenCount() ? mask->data() : nullptr;
+            return std::make_shared<const PositionMeans>(computePositionMeans(*run, values->values, key, bins, p, in, stat));
         },
         [this](std::shared_ptr<const PositionMeans> m) {
+            if (scope_ && !scope_->get().error.empty())   // built by now: the job asked for it
+                scopeName_.clear();
             means_ = std::move(m);
             rebuild();
             emit updated();

@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/evaluate/clause_scope.h"
 #include "core/metrics/metrics.h"
 #include "ui/charts/chart_data.h"
 #include "ui/charts/chart_job.h"
@@ -37,7 +38,7 @@ public:
     void setMaxBins(size_t bins);
     void setThresholds(std::vector<ValueLine> lines);
     // Only these tokens count (one byte per token; nullptr: all), named in the title.
-    void setScope(std::shared_ptr<const std::vector<uint8_t>> mask, const QString& name);
+    void setScope(std::shared_ptr<const LazyClauseScope> scope, const QString& name);
     // What each point is (the mean unless a selected clause bounds something else).
     void setStatistic(const PositionStatistic& statistic);
     const PositionStatistic& statistic() const { return statistic_; }
@@ -72,7 +73,7 @@ private:
     bool logY_ = false;
     size_t maxBins_ = 200;
     std::vector<ValueLine> lines_;
-    std::shared_ptr<const std::vector<uint8_t>> scope_;
+    std::shared_ptr<const LazyClauseScope> scope_;
     QString scopeName_;
     PositionStatistic statistic_;
     // From the last rebuild: what a threshold edit updates in place.

@@ -19,6 +19,7 @@ namespace kcx::ui {
 ScatterChart::ScatterChart(QWidget* parent)
     : QWidget(parent), chart_(new QChart), view_(new QChartView(chart_)), caption_(new QLabel),
       cloud_(new PointCloudItem(chart_)) {
+    view_->setViewportUpdateMode(QGraphicsView::BoundingRectViewportUpdate);   // see setUpChartView
     chart_->legend()->setAlignment(Qt::AlignBottom);
     chart_->setMargins(QMargins(4, 4, 4, 4));
     auto* layout = new QVBoxLayout(this);

@@ -53,7 +53,7 @@ std::string sharedKey(const std::vector<Result>& results, const std::string& id)
 SliceBarsChart::SliceBarsChart(QWidget* parent) : QWidget(parent), chart_(new QChart), view_(new QChartView(chart_)) {
     chart_->legend()->setAlignment(Qt::AlignBottom);
     chart_->setMargins(QMargins(4, 4, 4, 4));
-    view_->setRenderHint(QPainter::Antialiasing);
+    setUpChartView(view_);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(view_);

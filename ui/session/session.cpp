@@ -265,8 +265,13 @@ bool Session::setContractText(const std::string& text, const QString& name, cons
 }
 
 ClauseScope Session::clauseScope(const Clause& c, const SliceLabels* slice) {
+    const auto source = clauseScopeSource(c, slice);
+    return source ? source->get() : ClauseScope{};
+}
+
+std::shared_ptr<const LazyClauseScope> Session::clauseScopeSource(const Clause& c, const SliceLabels* slice) {
     if (!engine_)
-        return {};
+        return nullptr;
     if (scopesEngine_ != engine_) {   // another run: other tokens
         scopes_.clear();
         scopesEngine_ = engine_;
@@ -276,7 +281,10 @@ ClauseScope Session::clauseScope(const Clause& c, const SliceLabels* slice) {
         scopes_.clear();   // a mask is a byte per token: keep a few, not one per slice ever seen
     auto it = scopes_.find(key);
     if (it == scopes_.end())
-        it = scopes_.emplace(key, clauseTokenScope(c, *engine_, slice)).first;
+        it = scopes_
+                 .emplace(key, std::make_shared<const LazyClauseScope>(
+                                   c, engine_, slice ? std::optional<SliceLabels>(*slice) : std::nullopt))
+                 .first;
     return it->second;
 }
 

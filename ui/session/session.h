@@ -97,6 +97,9 @@ public:
     // The tokens clause c looks at on this run (its `where` and `positions`; with `slice`,
     // one result's slice of it), computed once per run and scope and kept.
     ClauseScope clauseScope(const Clause& c, const SliceLabels* slice = nullptr);
+    // The same, not yet built: for work off the GUI thread (a mask is a byte per token).
+    // The same scope on the same run gives the same object.
+    std::shared_ptr<const LazyClauseScope> clauseScopeSource(const Clause& c, const SliceLabels* slice = nullptr);
 
     // Computes a metric in the background; metricReady() delivers it (at once if cached).
     void requestMetric(const QString& name);
@@ -153,7 +156,7 @@ private:
     bool loading_ = false;
     QString loadError_;
     std::shared_ptr<MetricEngine> scopesEngine_;   // the engine scopes_ were computed on
-    std::map<std::string, ClauseScope> scopes_;
+    std::map<std::string, std::shared_ptr<const LazyClauseScope>> scopes_;
 };
 
 }  // namespace kcx::ui

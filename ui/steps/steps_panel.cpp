@@ -263,7 +263,7 @@ StepsPanel::StepsPanel(Session* session, QWidget* parent) : QWidget(parent), ses
     chart_->legend()->setAlignment(Qt::AlignRight);   // the tab is wide and short
     chart_->setMargins(QMargins(2, 2, 2, 2));
     chartView_ = new QChartView(chart_, this);
-    chartView_->setRenderHint(QPainter::Antialiasing);
+    setUpChartView(chartView_);
     chartView_->setMinimumHeight(160);
     timeline_ = new StepTimeline(this);
     grid_ = new StepSliceGrid(this);

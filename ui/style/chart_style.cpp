@@ -26,6 +26,11 @@ void clearChart(QChart* chart) {
     }
 }
 
+void setUpChartView(QChartView* view) {
+    view->setRenderHint(QPainter::Antialiasing);
+    view->setViewportUpdateMode(QGraphicsView::BoundingRectViewportUpdate);
+}
+
 QAbstractAxis* addValueAxis(QChart* chart, Qt::Alignment alignment, bool log, double lo, double hi,
                             const QString& title, bool nice) {
     QAbstractAxis* axis = nullptr;

@@ -200,7 +200,7 @@ SummaryPanel::SummaryPanel(Session* session, QWidget* parent) : QWidget(parent),
     chart_ = new QChart;
     chart_->legend()->setAlignment(Qt::AlignBottom);
     chartView_ = new QChartView(chart_, tabs_);
-    chartView_->setRenderHint(QPainter::Antialiasing);
+    setUpChartView(chartView_);
     tabs_->addTab(chartView_, tr("&Over steps"));
     auto* worstPage = new QWidget(tabs_);
     auto* wl = new QVBoxLayout(worstPage);
