@@ -11,6 +11,7 @@
 #include <QGraphicsItem>
 #include <QGraphicsScene>
 #include <QGraphicsView>
+#include <QPointer>
 #include <QThread>
 #include <map>
 #include <QTimer>
@@ -104,9 +105,14 @@ public:
         t.start();
         const int type = e->type();
         const double cpu0 = threadCpuMs();
+        const QPointer<QObject> alive(o);   // the event may delete its receiver (DeferredDelete)
+        const char* cls = o->metaObject()->className();
         const bool r = QApplication::notify(o, e);
         const double ms = t.nsecsElapsed() / 1e6, cpu = threadCpuMs() - cpu0;
-        if (ms > traceMs) {
+        if (ms > traceMs && !alive)
+            std::fprintf(stderr, "  [trace] %.1f ms (%.1f ms on the processor) event %d to a %s, deleted by it\n", ms, cpu,
+                         type, cls);
+        else if (ms > traceMs) {
             QString chain;
             for (QObject* p = o->parent(); p && chain.size() < 200; p = p->parent())
                 chain += QStringLiteral(" < ") + QString::fromLatin1(p->metaObject()->className());
