@@ -183,6 +183,31 @@ private slots:
         QCOMPARE(m.next(0), 5);   // from an unranked token: the worst
     }
 
+    // A run loaded while the drill-down's tab is hidden is laid out when the tab is shown,
+    // not before (setSequenceWhenShown); shown at once when the view is on screen; and an
+    // explicit setSequence() in between wins over the pending one.
+    void sequenceIsLaidOutWhenShown() {
+        auto run = hostileRun();
+        SequenceView view;
+        view.setSequenceWhenShown(run, 0);
+        QVERIFY(!view.run());
+        QCOMPARE(view.tokenModel()->rowCount(), 0);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QCOMPARE(view.run(), std::shared_ptr<const Run>(run));
+        QCOMPARE(view.tokenModel()->rowCount(), 6);
+
+        auto other = hostileRun();
+        view.setSequenceWhenShown(other, 0);   // visible: now
+        QCOMPARE(view.run(), std::shared_ptr<const Run>(other));
+        view.hide();
+        view.setSequenceWhenShown(run, 0);
+        view.setSequence(other, 0);   // the user's pick replaces what was pending
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QCOMPARE(view.run(), std::shared_ptr<const Run>(other));
+    }
+
     void runtimeRecordIsAKeyValueTable() {
         const auto record = nlohmann::json::parse(
             R"({"batch_size": 8, "latency_ms": 12.300000000000001, "sched": {"queue_ms": 0.25, "gpu": {"id": 3}},

@@ -14,6 +14,7 @@
 #include "ui/contract/results_model.h"
 #include "ui/contract/threshold_editor.h"
 #include "ui/session/session.h"
+#include "ui/style/cached_size_delegate.h"
 
 namespace kcx::ui {
 
@@ -36,6 +37,7 @@ ContractPanel::ContractPanel(Session* session, QUndoStack* undo, QWidget* parent
     auto* split = new QSplitter(Qt::Vertical, this);
     view_ = new QTreeView(split);
     view_->setModel(model_);
+    view_->setItemDelegate(new CachedSizeDelegate(view_));   // columns fit their texts; each is shaped once
     view_->setAlternatingRowColors(true);
     view_->setUniformRowHeights(true);
     view_->setSelectionBehavior(QAbstractItemView::SelectRows);

@@ -15,6 +15,7 @@
 #include "ui/contract/promotion_model.h"
 #include "ui/session/session.h"
 #include "ui/style/action_style.h"
+#include "ui/style/cached_size_delegate.h"
 
 namespace kcx::ui {
 
@@ -106,6 +107,7 @@ void PromotionView::rebuildBoxes(const std::vector<std::string>& stages) {
         box->model = new StageResultsModel(box->frame);
         box->table = new QTableView(box->frame);
         box->table->setModel(box->model);
+        box->table->setItemDelegate(new CachedSizeDelegate(box->table));
         box->table->setSelectionBehavior(QAbstractItemView::SelectRows);
         box->table->setSelectionMode(QAbstractItemView::SingleSelection);
         box->table->setEditTriggers(QAbstractItemView::NoEditTriggers);

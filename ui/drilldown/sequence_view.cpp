@@ -69,7 +69,17 @@ SequenceView::~SequenceView() {
 QString SequenceView::headerText() const { return header_->text(); }
 QString SequenceView::rankText() const { return rank_->text(); }
 
+void SequenceView::setSequenceWhenShown(std::shared_ptr<const Run> run, size_t seq) {
+    if (isVisible()) {
+        setSequence(std::move(run), seq);
+        return;
+    }
+    pendingRun_ = std::move(run);
+    pendingSeq_ = seq;
+}
+
 void SequenceView::setSequence(std::shared_ptr<const Run> run, size_t seq) {
+    pendingRun_.reset();
     const bool newRun = run != run_;
     run_ = std::move(run);
     seq_ = seq;

@@ -50,6 +50,10 @@ public:
     ~SequenceView() override;
 
     void setSequence(std::shared_ptr<const Run> run, size_t seq);
+    // The same, now if the view is on screen, else when it is first shown: laying out a
+    // sequence of 2,000 tokens takes the GUI thread 7-8 ms, too long to spend on a hidden
+    // tab while a run loads (issue 17). Until then run() and sequence() are the last shown.
+    void setSequenceWhenShown(std::shared_ptr<const Run> run, size_t seq);
     // A per-token metric of the same run (null: no colouring).
     void setMetric(std::shared_ptr<const MetricValues> metric);
     // Selects the token at `position` within the sequence (out of range: no selection) and
@@ -111,6 +115,8 @@ private:
     void loadVocab();
 
     std::shared_ptr<const Run> run_;
+    std::shared_ptr<const Run> pendingRun_;   // setSequenceWhenShown() before the first show
+    size_t pendingSeq_ = 0;
     std::shared_ptr<const MetricValues> metric_;
     std::shared_ptr<const TokenVocab> vocab_;
     size_t seq_ = 0;

@@ -298,6 +298,8 @@ void SequenceView::takeRoom() {
 
 void SequenceView::showEvent(QShowEvent* event) {
     QWidget::showEvent(event);
+    if (pendingRun_)
+        setSequence(pendingRun_, pendingSeq_);
     // Scroll bars get their ranges only once the view is laid out and shown: scroll then.
     QTimer::singleShot(0, this, [this] {
         applyAutoSizes();

@@ -34,7 +34,7 @@ QWidget* makeSequencePanel(Session* session, QWidget* parent) {
     });
     QObject::connect(session, &Session::runLoaded, v, [v, session] {
         if (session->run() && session->run()->sequenceCount() > 0)
-            v->setSequence(session->run(), 0);
+            v->setSequenceWhenShown(session->run(), 0);
     });
     return v;
 }
