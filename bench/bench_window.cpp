@@ -13,6 +13,7 @@
 #include <QGraphicsView>
 #include <QPointer>
 #include <QThread>
+#include <QWindow>
 #include <map>
 #include <QTimer>
 
@@ -201,7 +202,15 @@ int main(int argc, char** argv) {
 
     ui::MainWindow w;
     w.resize(1600, 1000);
+    // The window is on screen before the run is opened (File > Open, or a drop): its first
+    // paint (a 6.4 MB backing store, zeroed page by page by the kernel) happens before it
+    // can be seen or clicked, and is reported on its own line, not as a stall.
+    QElapsedTimer shown;
+    shown.start();
     w.show();
+    waitUntil([&] { return w.windowHandle() && w.windowHandle()->isExposed(); });
+    QApplication::processEvents();
+    const double firstPaintMs = shown.nsecsElapsed() / 1e6;
     // (1) The probe: a 2 ms timer; any gap well above 2 ms is time the GUI thread was busy.
     QElapsedTimer probeClock, total;
     qint64 last = 0, worst = 0;
@@ -235,6 +244,7 @@ int main(int argc, char** argv) {
     const qint64 loadStall = worst;
     waitUntil([&] { return w.settled(); });
     probe.stop();
+    std::printf("window shown and first painted in %.0f ms, before the run was opened\n", firstPaintMs);
     std::printf("loaded at %lld ms, evaluated at %lld ms\n", (long long)loadedAt, (long long)evaluatedAt);
     if (noProbe)
         std::printf("load + first evaluation + heatmap at 10M tokens: %.0f ms (no probe)\n", drawnAt);
