@@ -5,6 +5,7 @@
 // thread's time while editing (issue 17). With this delegate only new texts are shaped.
 #pragma once
 
+#include <QFont>
 #include <QHash>
 #include <QStyledItemDelegate>
 
@@ -17,6 +18,9 @@ public:
 
 private:
     mutable QHash<QString, QSize> sizes_;
+    mutable QFont font_;
+    mutable QSize decorationSize_;
+    mutable QStyleOptionViewItem::ViewItemFeatures features_;
 };
 
 }  // namespace kcx::ui
