@@ -12,6 +12,7 @@
 #include <QtCharts/QLegend>
 #include <QtCharts/QChart>
 #include <QtCharts/QChartView>
+#include <QtCharts/QLogValueAxis>
 #include <QtCharts/QValueAxis>
 #include <QtCharts/QXYSeries>
 
@@ -294,6 +295,31 @@ private slots:
             QVERIFY(qAlpha(img.pixel(at)) > 0);
             QCOMPARE(qAlpha(img.pixel(img.width() - 1 - at.x() / 2, img.height() - 1)), 0);
         }
+    }
+
+    // A log axis keeps its minor grid only with 32 pixels a decade: [1, 1e6] is 6 decades,
+    // so 192 pixels keep it and 191 do not; a plot not laid out yet (0) has no room; a
+    // linear axis is left as it is.
+    void logMinorGridOnlyWithRoom() {
+        QLogValueAxis log;
+        log.setBase(10);
+        log.setRange(1, 1e6);
+        log.setMinorTickCount(5);
+        fitLogMinorGrid(&log, 192);
+        QCOMPARE(log.minorTickCount(), -1);
+        fitLogMinorGrid(&log, 191);
+        QCOMPARE(log.minorTickCount(), 0);
+        fitLogMinorGrid(&log, 1000);
+        QCOMPARE(log.minorTickCount(), -1);
+        fitLogMinorGrid(&log, 0);
+        QCOMPARE(log.minorTickCount(), 0);
+        log.setRange(1, 10);   // under a decade counts as one: 32 pixels are enough
+        fitLogMinorGrid(&log, 32);
+        QCOMPARE(log.minorTickCount(), -1);
+        QValueAxis linear;
+        linear.setMinorTickCount(3);
+        fitLogMinorGrid(&linear, 0);
+        QCOMPARE(linear.minorTickCount(), 3);
     }
 
     // Our nice numbers are Qt Charts' own: compared with QValueAxis::applyNiceNumbers().

@@ -250,6 +250,7 @@ void HistogramChart::rebuild() {
     // A log count axis shows itself by its ticks (1, 10, 100, …): "count (log)" was cut to
     // "count (l…" in narrow windows.
     QAbstractAxis* ay = addValueAxis(chart_, Qt::AlignLeft, logCount_, yLo_, yHi_, tr("count"));
+    fitLogMinorGrid(ay, chart_->plotArea().height());   // the last layout's: close enough
     std::tie(xLo_, xHi_) = axisRange(ax);
     std::tie(yLo_, yHi_) = axisRange(ay);
     attach(area_, ax, ay);

@@ -53,6 +53,14 @@ QAbstractAxis* addValueAxis(QChart* chart, Qt::Alignment alignment, bool log, do
     return axis;
 }
 
+void fitLogMinorGrid(QAbstractAxis* axis, double pixels) {
+    auto* a = qobject_cast<QLogValueAxis*>(axis);
+    if (!a || !(a->min() > 0) || !(a->max() > a->min()))
+        return;
+    const double decades = std::log10(a->max() / a->min());
+    a->setMinorTickCount(pixels / std::max(decades, 1.0) >= 32.0 ? -1 : 0);
+}
+
 NiceRange niceRange(double lo, double hi, int ticks) {
     // Qt Charts' loose nice numbers (QValueAxis::applyNiceNumbers), computed here so an
     // axis is touched once, and not at all when its range stays.
