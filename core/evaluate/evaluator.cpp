@@ -124,8 +124,17 @@ Evaluation Evaluator::evaluate(const EvaluateOptions& options, const Progress& p
                 st = std::make_unique<ClauseState>();
             std::vector<Result> results;
             const bool metricClause = c.family == Family::Numerical || c.family == Family::Statistical;
-            if (metricClause && !st->built) {
+            // A counted state answers its own level only: another level (a drag) or another
+            // test gets the values, built once and kept for the drags that follow.
+            if (metricClause && st->built && st->counted &&
+                (c.family != Family::Statistical || c.test != Clause::Test::Exceedance ||
+                 c.unit != Clause::Unit::Token || !c.level || c.level->value != st->countedLevel)) {
+                *st = ClauseState{};
                 detail::buildMetricState(c, *engine_, *st, !oneShot_);
+                st->built = true;
+            }
+            if (metricClause && !st->built) {
+                detail::buildMetricState(c, *engine_, *st, !oneShot_, /*countFirst=*/true);
                 st->built = true;
             }
             if (metricClause && !st->error.empty()) {

@@ -197,7 +197,7 @@ void buildDerivedState(const Clause& c, MetricEngine& engine, const MetricValues
 
 }  // namespace
 
-void buildMetricState(const Clause& c, MetricEngine& engine, ClauseState& st, bool prepareDrags) {
+void buildMetricState(const Clause& c, MetricEngine& engine, ClauseState& st, bool prepareDrags, bool countFirst) {
     const Run& run = engine.run();
     st = ClauseState{};
     auto values = engine.get(c.metric);
@@ -233,6 +233,49 @@ void buildMetricState(const Clause& c, MetricEngine& engine, ClauseState& st, bo
     if (!st.error.empty())
         return;
     const bool perSeq = c.family == Family::Statistical;
+    if (prepareDrags && countFirst && c.family == Family::Statistical && c.test == Clause::Test::Exceedance &&
+        c.unit == Clause::Unit::Token && c.level && token) {
+        // Counted, not copied: what decideStatistical reads at this level, nothing more.
+        const double level = c.level->value;
+        std::vector<uint64_t> n(st.groups.size(), 0), above(st.groups.size(), 0);
+        for (size_t s = 0; s < run.sequenceCount(); ++s) {
+            if (!keep[s] || group[s] < 0)
+                continue;
+            const size_t gi = size_t(group[s]);
+            Group& g = st.groups[gi];
+            const auto [from, to] = valueRange(run, c, s, token);
+            double sum = 0, mx = -INFINITY;
+            uint64_t cnt = 0, over = 0;
+            for (size_t i = from; i < to; ++i) {
+                const double v = values->values[i];
+                if (std::isnan(v)) {
+                    (isMissing(v) ? g.missing : g.nonfinite)++;
+                    continue;
+                }
+                sum += v;
+                mx = std::max(mx, v);
+                ++cnt;
+                over += v > level;
+            }
+            n[gi] += cnt;
+            above[gi] += over;
+            if (cnt) {
+                g.seqSum.push_back(sum);
+                g.seqCount.push_back(double(cnt));
+                g.seqMax.push_back(mx);
+            }
+        }
+        for (size_t gi = 0; gi < st.groups.size(); ++gi) {
+            Group& g = st.groups[gi];
+            g.countedN = n[gi];
+            g.k = above[gi];
+            g.kLevel = level;
+            g.kUnit = false;
+        }
+        st.counted = true;
+        st.countedLevel = level;
+        return;
+    }
     // One shot with one group (kcx check's usual clause): the group's values are the
     // metric's array with the gaps closed, in order, so the engine's array is taken and
     // compacted in place rather than copied (8 bytes a token less at the peak). The next
@@ -311,8 +354,9 @@ std::vector<Result> decideStatistical(const Clause& c, ClauseState& st) {
     size_t m = 0;
     // (The units counted are the ones the decision below compares with min_samples.)
     for (const Group& g : st.groups) {
-        const size_t units = c.test == Clause::Test::Mean ? (g.seqSum.empty() ? 0 : g.values.size())
-                                                          : (seqUnit ? g.seqMax.size() : g.values.size());
+        const size_t tokens = g.countedN ? size_t(*g.countedN) : g.values.size();
+        const size_t units = c.test == Clause::Test::Mean ? (g.seqSum.empty() ? 0 : tokens)
+                                                          : (seqUnit ? g.seqMax.size() : tokens);
         if (units >= minN)
             ++m;
     }
@@ -326,7 +370,7 @@ std::vector<Result> decideStatistical(const Clause& c, ClauseState& st) {
             r.aggregate = "exceedance";
             const double level = c.level->value;
             std::vector<double>& v = seqUnit ? g.seqMax : g.values;
-            r.n = v.size();
+            r.n = !seqUnit && g.countedN ? *g.countedN : v.size();
             if (r.n < minN) {
                 r.status = Status::Inconclusive;
                 r.message = tooFewMessage(r.n, c.minSamples);

@@ -42,6 +42,9 @@ struct Group {
     std::optional<uint64_t> above, below;        // values > aboveAt, values < belowAt
     double aboveAt = 0, belowAt = 0;
     BucketedValues buckets;                      // built on a second level (a drag)
+    // A counted state (countedState below): how many values the group has, which are not
+    // kept; `values` is empty and k holds the count above kLevel.
+    std::optional<uint64_t> countedN;
 };
 
 }  // namespace kcx::detail
@@ -51,6 +54,11 @@ struct Evaluator::ClauseState {
     std::vector<detail::Group> groups;
     std::string error;                           // the clause cannot apply (status error)
     bool built = false;
+    // Counted, not copied (an exceedance test on tokens, first evaluation in the window):
+    // the groups hold their counts at `countedLevel` only. Another level rebuilds the state
+    // with the values, ready for a drag.
+    bool counted = false;
+    double countedLevel = 0;
 };
 }  // namespace kcx
 
@@ -60,7 +68,12 @@ using ClauseState = Evaluator::ClauseState;
 
 // prepareDrags: the evaluator will be asked again (the window): the engine's arrays stay in
 // its cache. Without it (one shot) a one-group clause takes the engine's array.
-void buildMetricState(const Clause& c, MetricEngine& engine, ClauseState& st, bool prepareDrags = true);
+// countFirst (with prepareDrags): an exceedance test on tokens only counts, per group, the
+// values and those above its level, without copying them: the window's first evaluation
+// then maps no group arrays for it (80 MB at 10M tokens; fresh memory is most of the
+// window's time to settle on this project's machines, issue 17).
+void buildMetricState(const Clause& c, MetricEngine& engine, ClauseState& st, bool prepareDrags = true,
+                      bool countFirst = false);
 std::vector<Result> decideNumerical(const Clause& c, ClauseState& st, int threads);
 std::vector<Result> decideStatistical(const Clause& c, ClauseState& st);
 std::vector<Result> decideRuntime(const Clause& c, const Run& run);

@@ -404,6 +404,92 @@ private slots:
         }
     }
 
+    // Issue 17: the window's first evaluation of an exceedance test on tokens counts the
+    // values above the level without copying them. Each figure equals a one-shot evaluation
+    // (which copies) and a count by hand: per slice, within `where` and `positions`, with
+    // missing and non-finite values; after a `max` edit (still counted), a level edit (the
+    // values are copied then) and back to the first level.
+    void exceedanceCountedFirstEqualsOneShot() {
+        std::mt19937_64 rng(41);
+        std::normal_distribution<double> noise(0, 0.05);
+        std::vector<std::vector<double>> r(60);
+        for (size_t s = 0; s < r.size(); ++s) {
+            r[s].resize(10 + s % 7);
+            for (double& v : r[s])
+                v = std::round(noise(rng) * 1000) / 1000;
+        }
+        auto run = test::runFromRatios(r);
+        // Tokens 3 of every fifth sequence: no inference log-prob (missing); token 4 of
+        // every seventh: NaN (non-finite).
+        std::vector<double> inf(run->lpInf.size());
+        for (size_t i = 0; i < inf.size(); ++i)
+            inf[i] = run->lpInf[i];
+        for (size_t s = 0; s < r.size(); ++s) {
+            if (s % 5 == 0)
+                inf[run->seqBegin(s) + 3] = missingDouble();
+            if (s % 7 == 0)
+                inf[run->seqBegin(s) + 4] = std::nan("");
+        }
+        run->lpInf = Column(Array<double>(std::move(inf)));
+        run->slices.keys = {"task", "split"};
+        run->slices.values = {{"a", "b", "c"}, {"x", "y"}};
+        run->slices.codes.clear();
+        for (size_t s = 0; s < r.size(); ++s) {
+            run->slices.codes.push_back(int32_t(s % 3));
+            run->slices.codes.push_back(int32_t(s % 4 == 0));
+        }
+        run->checkInvariants();
+        // The first level is a value of the data (sequence 1, position 2, in scope): ties.
+        const double tie = std::fabs(run->lpTrain[run->seqBegin(1) + 2] - run->lpInf[run->seqBegin(1) + 2]);
+        QVERIFY(tie > 0);
+        Contract c;
+        Clause s1 = exceedance("S1", tie, 0.4);
+        s1.perSlice = "task";
+        s1.where.anyOf["split"] = {"x"};
+        s1.positions = std::pair<int64_t, int64_t>{1, 12};
+        c.clauses.push_back(s1);
+        Evaluator window(std::make_shared<MetricEngine>(run), c);
+        auto byHand = [&](const std::string& task, double level, uint64_t& n, uint64_t& above) {
+            n = above = 0;
+            for (size_t s = 0; s < r.size(); ++s) {
+                if (run->slices.values[0][size_t(s % 3)] != task || s % 4 == 0)
+                    continue;
+                for (size_t t = 1; t < std::min<size_t>(12, r[s].size()); ++t) {
+                    const double v = std::fabs(run->lpTrain[run->seqBegin(s) + t] - run->lpInf[run->seqBegin(s) + t]);
+                    if (std::isnan(v))
+                        continue;
+                    ++n;
+                    above += v > level;
+                }
+            }
+        };
+        auto same = [&](double level) {
+            const Evaluation a = window.evaluate();
+            const Evaluation b = evaluateContract(window.contract(), run);
+            QCOMPARE(a.results.size(), size_t(3));
+            QCOMPARE(b.results.size(), a.results.size());
+            for (size_t i = 0; i < a.results.size(); ++i) {
+                const Result &x = a.results[i], &y = b.results[i];
+                QCOMPARE(x.n, y.n);
+                QCOMPARE(*x.observed, *y.observed);
+                QCOMPARE(*x.upper, *y.upper);
+                QCOMPARE(x.status, y.status);
+                QCOMPARE(x.message, y.message);
+                uint64_t n = 0, above = 0;
+                byHand(x.slice->at("task"), level, n, above);
+                QCOMPARE(x.n, n);
+                QCOMPARE(*x.observed, double(above) / double(n));
+            }
+        };
+        same(tie);
+        window.setThreshold("S1", "max", 0.2);
+        same(tie);
+        window.setThreshold("S1", "level", 0.06);
+        same(0.06);
+        window.setThreshold("S1", "level", tie);
+        same(tie);
+    }
+
     // Tightening `max` never turns a fail into a pass; re-deciding equals a fresh evaluation.
     void tighteningAndIncremental() {
         std::mt19937_64 rng(5);
