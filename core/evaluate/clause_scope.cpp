@@ -124,8 +124,8 @@ LazyClauseScope::LazyClauseScope(Clause c, std::shared_ptr<MetricEngine> engine,
 
 const ClauseScope& LazyClauseScope::get() const {
     std::call_once(once_, [this] {
-        if (!all_ && engine_)
-            scope_ = clauseTokenScope(clause_, *engine_, slice_ ? &*slice_ : nullptr);
+        if (const auto engine = engine_.lock(); !all_ && engine)
+            scope_ = clauseTokenScope(clause_, *engine, slice_ ? &*slice_ : nullptr);
     });
     return scope_;
 }

@@ -43,14 +43,16 @@ std::string clauseScopeKey(const Clause& c, const SliceLabels* slice = nullptr);
 class LazyClauseScope {
 public:
     LazyClauseScope(Clause c, std::shared_ptr<MetricEngine> engine, std::optional<SliceLabels> slice);
-    // Builds the scope the first time (blocking other callers until it is built).
+    // Builds the scope the first time (blocking other callers until it is built). It does
+    // not keep the engine (and its run and arrays) alive: once the engine is gone, it is
+    // the scope of nothing (every token; whoever asks is about to be given another run).
     const ClauseScope& get() const;
     // Every token, known without building: no `where`, no `positions`, no slice labels.
     bool all() const { return all_; }
 
 private:
     Clause clause_;
-    std::shared_ptr<MetricEngine> engine_;
+    std::weak_ptr<MetricEngine> engine_;
     std::optional<SliceLabels> slice_;
     bool all_ = false;
     mutable std::once_flag once_;

@@ -155,6 +155,13 @@ private slots:
         QVERIFY(!bad.all());
         QVERIFY(!bad.get().tokens);
         QVERIFY(bad.get().error.find("no slice key 'model'") != std::string::npos);
+
+        // It does not keep the engine alive: built after the engine is gone, it is empty.
+        std::weak_ptr<MetricEngine> gone = engine;
+        const LazyClauseScope late(Clause{}, engine, SliceLabels{{"task", "a"}});
+        engine.reset();
+        QVERIFY(gone.expired());
+        QVERIFY(!late.get().tokens && late.get().error.empty());
     }
 
     // widenForFew by hand: one slice row of ten sequences of ten tokens, so ten values at
