@@ -124,11 +124,10 @@ Evaluation Evaluator::evaluate(const EvaluateOptions& options, const Progress& p
                 st = std::make_unique<ClauseState>();
             std::vector<Result> results;
             const bool metricClause = c.family == Family::Numerical || c.family == Family::Statistical;
-            // A counted state answers its own level only: another level (a drag) or another
-            // test gets the values, built once and kept for the drags that follow.
-            if (metricClause && st->built && st->counted &&
-                (c.family != Family::Statistical || c.test != Clause::Test::Exceedance ||
-                 c.unit != Clause::Unit::Token || !c.level || c.level->value != st->countedLevel)) {
+            // A counted state answers its own level only: another level (a drag) gets the
+            // values, built once and kept for the drags that follow. (Any other edit of the
+            // clause goes through replaceClause(), which drops its state.)
+            if (st->counted && (!c.level || c.level->value != st->countedLevel)) {
                 *st = ClauseState{};
                 detail::buildMetricState(c, *engine_, *st, !oneShot_);
                 st->built = true;

@@ -233,49 +233,12 @@ void buildMetricState(const Clause& c, MetricEngine& engine, ClauseState& st, bo
     if (!st.error.empty())
         return;
     const bool perSeq = c.family == Family::Statistical;
-    if (prepareDrags && countFirst && c.family == Family::Statistical && c.test == Clause::Test::Exceedance &&
-        c.unit == Clause::Unit::Token && c.level && token) {
-        // Counted, not copied: what decideStatistical reads at this level, nothing more.
-        const double level = c.level->value;
-        std::vector<uint64_t> n(st.groups.size(), 0), above(st.groups.size(), 0);
-        for (size_t s = 0; s < run.sequenceCount(); ++s) {
-            if (!keep[s] || group[s] < 0)
-                continue;
-            const size_t gi = size_t(group[s]);
-            Group& g = st.groups[gi];
-            const auto [from, to] = valueRange(run, c, s, token);
-            double sum = 0, mx = -INFINITY;
-            uint64_t cnt = 0, over = 0;
-            for (size_t i = from; i < to; ++i) {
-                const double v = values->values[i];
-                if (std::isnan(v)) {
-                    (isMissing(v) ? g.missing : g.nonfinite)++;
-                    continue;
-                }
-                sum += v;
-                mx = std::max(mx, v);
-                ++cnt;
-                over += v > level;
-            }
-            n[gi] += cnt;
-            above[gi] += over;
-            if (cnt) {
-                g.seqSum.push_back(sum);
-                g.seqCount.push_back(double(cnt));
-                g.seqMax.push_back(mx);
-            }
-        }
-        for (size_t gi = 0; gi < st.groups.size(); ++gi) {
-            Group& g = st.groups[gi];
-            g.countedN = n[gi];
-            g.k = above[gi];
-            g.kLevel = level;
-            g.kUnit = false;
-        }
-        st.counted = true;
-        st.countedLevel = level;
-        return;
-    }
+    // Counted, not copied (countFirst): an exceedance test on tokens at its own level needs
+    // each group's count of values and of values above the level, nothing more.
+    const bool countOnly = prepareDrags && countFirst && c.family == Family::Statistical &&
+                           c.test == Clause::Test::Exceedance && c.unit == Clause::Unit::Token && c.level && token;
+    const double level = countOnly ? c.level->value : 0;
+    std::vector<uint64_t> counted(countOnly ? st.groups.size() : 0), above(counted.size());
     // One shot with one group (kcx check's usual clause): the group's values are the
     // metric's array with the gaps closed, in order, so the engine's array is taken and
     // compacted in place rather than copied (8 bytes a token less at the peak). The next
@@ -288,7 +251,7 @@ void buildMetricState(const Clause& c, MetricEngine& engine, ClauseState& st, bo
             values = engine.get(c.metric);
     }
     const std::vector<double>& source = owned ? owned->values : values->values;
-    if (!owned) {
+    if (!owned && !countOnly) {
         // Each group's room at once (an upper bound: gaps are skipped), not by doubling: the
         // growth copied every group's values again and mapped fresh pages each time.
         std::vector<size_t> room(st.groups.size(), 0);
@@ -307,14 +270,16 @@ void buildMetricState(const Clause& c, MetricEngine& engine, ClauseState& st, bo
         Group& g = st.groups[size_t(group[s])];
         const auto [from, to] = valueRange(run, c, s, token);
         double sum = 0, mx = -INFINITY;
-        uint64_t cnt = 0;
+        uint64_t cnt = 0, over = 0;
         for (size_t i = from; i < to; ++i) {
             const double v = source[i];
             if (std::isnan(v)) {
                 (isMissing(v) ? g.missing : g.nonfinite)++;
                 continue;
             }
-            if (owned)
+            if (countOnly)
+                over += v > level;
+            else if (owned)
                 owned->values[kept++] = v;   // kept <= i: nothing unread is overwritten
             else
                 g.values.push_back(v);
@@ -327,6 +292,21 @@ void buildMetricState(const Clause& c, MetricEngine& engine, ClauseState& st, bo
             g.seqCount.push_back(double(cnt));
             g.seqMax.push_back(mx);
         }
+        if (countOnly) {
+            counted[size_t(group[s])] += cnt;
+            above[size_t(group[s])] += over;
+        }
+    }
+    if (countOnly) {
+        for (size_t gi = 0; gi < st.groups.size(); ++gi) {
+            Group& g = st.groups[gi];
+            g.countedN = counted[gi];
+            g.k = above[gi];
+            g.kLevel = level;
+            g.kUnit = false;
+        }
+        st.counted = true;
+        st.countedLevel = level;
     }
     if (owned) {
         owned->values.resize(kept);

@@ -42,7 +42,7 @@ struct Group {
     std::optional<uint64_t> above, below;        // values > aboveAt, values < belowAt
     double aboveAt = 0, belowAt = 0;
     BucketedValues buckets;                      // built on a second level (a drag)
-    // A counted state (countedState below): how many values the group has, which are not
+    // A counted state (ClauseState::counted): how many values the group has, which are not
     // kept; `values` is empty and k holds the count above kLevel.
     std::optional<uint64_t> countedN;
 };
