@@ -134,23 +134,25 @@ ExactSum::Canonical ExactSum::canonical() const {
     return c;
 }
 
-ExactSum ExactSum::fromCanonical(const Canonical& c) {
+ExactSum ExactSum::fromCanonical(const Canonical& c) { return fromCanonical(c.sign, c.low, c.limbs.data(), c.limbs.size()); }
+
+ExactSum ExactSum::fromCanonical(int sign, int low, const uint32_t* limbs, size_t n) {
     ExactSum s;
-    if (c.sign == 0) {
-        if (!c.limbs.empty() || c.low != 0)
+    if (sign == 0) {
+        if (n != 0 || low != 0)
             throw std::invalid_argument("a zero sum has no limbs");
         return s;
     }
-    if (c.sign != 1 && c.sign != -1)
+    if (sign != 1 && sign != -1)
         throw std::invalid_argument("the sign is not -1, 0 or 1");
-    if (c.limbs.empty() || c.limbs.front() == 0 || c.limbs.back() == 0)
+    if (n == 0 || limbs[0] == 0 || limbs[n - 1] == 0)
         throw std::invalid_argument("the limbs are not in canonical form (empty, or zero at an end)");
-    if (c.low < 0 || c.low + int64_t(c.limbs.size()) > kLimbs)
+    if (low < 0 || low + int64_t(n) > kLimbs)
         throw std::invalid_argument("the limbs lie outside the accumulator");
-    s.base_ = c.low;
-    s.limbs_.resize(c.limbs.size());
-    for (size_t i = 0; i < c.limbs.size(); ++i)
-        s.limbs_[i] = c.sign * int64_t(c.limbs[i]);
+    s.base_ = low;
+    s.limbs_.resize(n);
+    for (size_t i = 0; i < n; ++i)
+        s.limbs_[i] = sign * int64_t(limbs[i]);
     s.pending_ = 1;
     return s;
 }

@@ -60,6 +60,8 @@ public:
     Canonical canonical() const;
     // Throws std::invalid_argument when the form is not canonical (a reader checks input).
     static ExactSum fromCanonical(const Canonical& c);
+    // The same from the form's parts (the binary reader: its limbs straight from the bytes).
+    static ExactSum fromCanonical(int sign, int low, const uint32_t* limbs, size_t n);
 
     bool operator==(const ExactSum& other) const;
 

@@ -175,21 +175,22 @@ public:
         const int64_t sign = s(place);
         if (!sign)
             return {};
-        ExactSum::Canonical c;
-        c.sign = int(std::clamp<int64_t>(sign, -2, 2));
-        c.low = int(std::min<uint64_t>(u(place), 1000));
+        const int sg = int(std::clamp<int64_t>(sign, -2, 2));
+        const int low = int(std::min<uint64_t>(u(place), 1000));
         const uint64_t n = u(place);
         if (n > uint64_t(end_ - p_))
             ended(place);
-        c.limbs.reserve(size_t(n));
+        if (n > uint64_t(ExactSum::kLimbs))   // (fromCanonical says why)
+            fail(place, "the limbs lie outside the accumulator");
+        uint32_t limbs[ExactSum::kLimbs];
         for (uint64_t i = 0; i < n; ++i) {
             const uint64_t l = u(place);
             if (l > 0xffffffffu)
                 fail(place, "a limb must be below 2^32");
-            c.limbs.push_back(uint32_t(l));
+            limbs[i] = uint32_t(l);
         }
         try {
-            return ExactSum::fromCanonical(c);
+            return ExactSum::fromCanonical(sg, low, limbs, size_t(n));
         } catch (const std::invalid_argument& e) {
             fail(place, e.what());
         }
@@ -234,7 +235,7 @@ public:
     template <class Place>
     Sketch sketch(const Place& place) {
         const uint64_t zeros = u([&] { return place() + ".zero"; });
-        auto p = std::make_shared<Sketch::Packed>();
+        Sketch::Packed* p = nextPacked();
         p->pos = uint32_t(offset());   // the file is below kMaxSummaryBytes (4 GB)
         p->posTotal = store([&] { return place() + ".pos"; }, &p->posLo, &p->posHi);
         p->neg = uint32_t(offset());
@@ -247,11 +248,26 @@ public:
             return k;
         }
         p->bytes = bytes_;
-        return Sketch::fromPacked(zeros, std::move(p));
+        ++packedUsed_;
+        return Sketch::fromPacked(zeros, std::shared_ptr<const Sketch::Packed>(packed_, p));
     }
 
 private:
     static constexpr int64_t kReach = summary_check::kReach;
+    // Packed sketches come from blocks of kPackedBlock, each shared by its sketches (one
+    // allocation a block instead of one a sketch: a 1,000-step summary holds 620,000 of them).
+    static constexpr size_t kPackedBlock = 4096;
+    std::shared_ptr<std::vector<Sketch::Packed>> packed_;
+    size_t packedUsed_ = 0;
+    Sketch::Packed* nextPacked() {
+        if (!packed_ || packedUsed_ == packed_->size()) {
+            packed_ = std::make_shared<std::vector<Sketch::Packed>>(kPackedBlock);
+            packedUsed_ = 0;
+        }
+        Sketch::Packed* p = &(*packed_)[packedUsed_];
+        *p = Sketch::Packed();
+        return p;
+    }
     std::shared_ptr<const std::string> bytes_;
     const uint8_t* begin_;
     const uint8_t* p_;

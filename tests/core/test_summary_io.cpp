@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "core/base/errors.h"
+#include "core/formats/sniff.h"
 #include "core/summary/summary.h"
 #include "core/summary/summary_views.h"
 #include "tests/support/summary_runs.h"
@@ -363,6 +364,46 @@ private slots:
     }
 
     // Every bad input of the JSON container: an error naming the file and the place.
+    // readPlainOrGzip (libdeflate, member by member): what zlib's gzread gave, checked against
+    // texts written here with zlib, and a bomb refused before it is inflated past the limit.
+    void gzipReadWhole() {
+        test::TempFiles files;
+        const std::string a = "first member\n", b = std::string(3000000, 'x') + "second";
+        const std::string one = files.writeGz("one.gz", a);
+        QCOMPARE(readPlainOrGzip(one), a);
+        std::string gzA, gzB;
+        {
+            std::ifstream f(one, std::ios::binary);
+            gzA.assign(std::istreambuf_iterator<char>(f), {});
+            std::ifstream g(files.writeGz("two.gz", b), std::ios::binary);
+            gzB.assign(std::istreambuf_iterator<char>(g), {});
+        }
+        // Two members: the last one's ISIZE (3,000,006) is not the whole, so the output grows.
+        QCOMPARE(readPlainOrGzip(files.write("cat.gz", gzA + gzB)), a + b);
+        QCOMPARE(readPlainOrGzip(files.write("cat2.gz", gzB + gzA)), b + a);
+        // Bytes after the last member that start no other member are ignored, as gzread did.
+        QCOMPARE(readPlainOrGzip(files.write("tail.gz", gzA + std::string(7, '\0'))), a);
+        // Not gzip: the bytes as they are.
+        QCOMPARE(readPlainOrGzip(files.write("plain.txt", "plain\n")), std::string("plain\n"));
+        QCOMPARE(readPlainOrGzip(files.write("empty.txt", "")), std::string());
+        // A member cut short, and a damaged one: errors naming the file and the member.
+        const std::string cut = files.write("cut.gz", gzA + gzB.substr(0, gzB.size() / 2));
+        std::string e = test::errorOf([&] { readPlainOrGzip(cut); });
+        QVERIFY2(e.find("cut.gz") != std::string::npos && e.find("byte " + std::to_string(gzA.size())) != std::string::npos,
+                 e.c_str());
+        std::string bad = gzB;   // its CRC-32 (the trailer's first four bytes) no longer matches
+        bad[bad.size() - 6] = char(bad[bad.size() - 6] ^ 0x55);
+        e = test::errorOf([&] { readPlainOrGzip(files.write("bad.gz", bad)); });
+        QVERIFY2(e.find("bad.gz") != std::string::npos && e.find("corrupt gzip") != std::string::npos, e.c_str());
+        // Over the limit: 3,000,006 bytes inflated against a 1 MiB limit, plain or compressed.
+        e = test::errorOf([&] { readPlainOrGzip(files.path("two.gz"), size_t(1) << 20, "summary"); });
+        QVERIFY2(e.find("two.gz") != std::string::npos && e.find("larger than 1 MiB") != std::string::npos, e.c_str());
+        e = test::errorOf([&] { readPlainOrGzip(files.write("big.txt", b), size_t(1) << 20, "summary"); });
+        QVERIFY2(e.find("big.txt") != std::string::npos && e.find("larger than 1 MiB") != std::string::npos, e.c_str());
+        // Exactly at the limit is accepted.
+        QCOMPARE(readPlainOrGzip(files.path("two.gz"), b.size(), "summary").size(), b.size());
+    }
+
     void badJsonNamesFileAndPlace() {
         test::TempFiles files;
         auto run = makeRun(8, 20, 1);
