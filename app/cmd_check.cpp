@@ -162,12 +162,12 @@ int runCheck(const QStringList& args) {
     if (summaries && summaries != runPaths.size())
         return usageError("--run takes runs or summaries, not both (kcx summarize turns a run into a summary)");
     std::shared_ptr<const Run> run;
-    std::optional<RunSummary> summary;
+    const RunSummary* summary = nullptr;   // kept until the process ends (keepUntilExit)
     std::string runPath;
     uint64_t sequences = 0, tokens = 0;
     if (summaries) {
         try {
-            summary = readSummaries(stdPaths(runPaths));
+            summary = &keptUntilExit(readSummaries(stdPaths(runPaths)));
         } catch (const std::exception& e) {
             std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
             return 2;

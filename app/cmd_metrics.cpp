@@ -89,13 +89,14 @@ bool writePerTokenCsv(const QString& path, const Run& run,
 // from the sketch, within 1 % (relative) of the order statistics they interpolate between.
 int metricsOfSummaries(const QStringList& paths, const std::vector<std::string>& names, const QString& jsonOut,
                        bool quiet) {
-    RunSummary sum;
+    RunSummary* read = nullptr;
     try {
-        sum = readSummaries(stdPaths(paths));
+        read = &keptUntilExit(readSummaries(stdPaths(paths)));
     } catch (const std::exception& e) {
         sayErrorText(e.what());
         return 2;
     }
+    const RunSummary& sum = *read;
     const std::optional<CellData> all = sum.total();
     nlohmann::json metricsJson = nlohmann::json::object();
     TextTable table({"metric", "level", "count", "mean", "min", "max", "p50~", "p99~", "p99.9~", "nonfinite", "missing"},

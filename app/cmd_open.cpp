@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "app/commands.h"
+#include "app/common.h"
 #include "app/demo_contract.h"
 #include "ui/session/session.h"
 #include "ui/window/main_window.h"
@@ -147,6 +148,7 @@ int runOpen(const QStringList& args) {
     }
     window.show();
     const int rc = QApplication::exec();
+    keepUntilExit(window.session()->summary());   // (app/common.h) the window's last holder goes without freeing it
     return shot ? exitCode : rc;
 }
 

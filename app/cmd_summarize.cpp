@@ -142,15 +142,15 @@ int runMerge(const QStringList& args) {
         named.push_back({"summary", in.toStdString()});
     if (refuseOutputOverInput(p.value(outOpt), named))
         return 2;
-    RunSummary total;
+    RunSummary* total = nullptr;
     try {
-        total = readSummaries(stdPaths(inputs), threads);
+        total = &keptUntilExit(readSummaries(stdPaths(inputs), threads));
     } catch (const std::exception& e) {
         sayError(e);
         return 2;
     }
     try {
-        write(total, p, outOpt);
+        write(*total, p, outOpt);
     } catch (const std::exception& e) {
         sayError(e);
         return 2;

@@ -5,6 +5,7 @@
 #include "core/base/sha256.h"
 
 #include <malloc.h>
+#include <mutex>
 #include <unistd.h>
 
 #include <cstdio>
@@ -41,6 +42,13 @@ void keepFreedMemory() {
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
 #endif
     setPrefaultLargeArrays(true);   // (core/base/prefault.h; not in the window)
+}
+
+void keepUntilExit(std::shared_ptr<const void> p) {
+    static auto* kept = new std::vector<std::shared_ptr<const void>>();   // never destroyed
+    static std::mutex lock;
+    std::lock_guard<std::mutex> hold(lock);
+    kept->push_back(std::move(p));
 }
 
 namespace {
@@ -85,7 +93,9 @@ EvaluationData openRunOrSummary(const QString& path, bool quiet) {
     if (!looksLikeSummary(path.toStdString()))
         return openRun(path, quiet);
     try {
-        return std::make_shared<const RunSummary>(readSummary(path.toStdString()));
+        auto s = std::make_shared<const RunSummary>(readSummary(path.toStdString()));
+        keepUntilExit(s);
+        return s;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
         return {};
@@ -103,7 +113,9 @@ EvaluationData openRunsOrSummaries(const QStringList& paths, bool quiet, const Q
     if (!summaries)
         return openRuns(paths, quiet);
     try {
-        return std::make_shared<const RunSummary>(readSummaries(stdPaths(paths)));
+        auto s = std::make_shared<const RunSummary>(readSummaries(stdPaths(paths)));
+        keepUntilExit(s);
+        return s;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "kcx: %s\n", kcx::printable(e.what()).c_str());
         return {};
