@@ -203,6 +203,12 @@ RunSummary readSummaries(const std::vector<std::string>& paths, int threads = 0)
 RunSummary parseSummary(const std::string& bytes, const std::string& file);
 // The binary container; the summary's sketches keep `bytes` (Sketch::Packed).
 RunSummary parseSummaryBinary(std::shared_ptr<const std::string> bytes, const std::string& file);
+// A binary summary of many cells is read in pieces on several threads (the same summary as
+// reading it in one piece; any error is the one-piece reading's): pieces of at least `cells`
+// cells and `bytes` bytes, 1,024 and 8 MiB unless set, one a thread (`threads`; 0: the CPUs
+// this process may use, resolveThreads). Tests set them low.
+void setSummaryReadPieces(uint64_t cells, size_t bytes, int threads = 0);
+uint64_t summaryPiecesRead();   // pieces read that way since the process began
 // True when the file is a summary: the binary container, or JSON whose first key is
 // "kcx_summary"; either may be gzip-compressed.
 bool looksLikeSummary(const std::string& path);

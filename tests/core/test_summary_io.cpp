@@ -404,6 +404,47 @@ private slots:
         QCOMPARE(readPlainOrGzip(files.path("two.gz"), b.size(), "summary").size(), b.size());
     }
 
+    // A binary summary read in pieces on several threads (many cells, several CPUs) is the
+    // summary written and the one read in one piece; a fault in the last piece gives the
+    // one-piece reading's error.
+    void readingOneFileInPieces() {
+        auto run = makeRun(21, 300, 6);
+        RunSummary s = summarizeRun(run);
+        s.inputs = {{"r.jsonl", std::string(64, 'b'), run->sequenceCount(), run->tokenCount()}};
+        const auto bytes = std::make_shared<const std::string>(summaryBinaryBytes(s));
+        QVERIFY(s.cells.size() > 200);
+        setSummaryReadPieces(uint64_t(1) << 40, size_t(1) << 40, 4);   // one piece
+        uint64_t before = summaryPiecesRead();
+        const RunSummary one = parseSummaryBinary(bytes, "one.kcxsum");
+        QCOMPARE(summaryPiecesRead(), before);
+        QVERIFY(one.cells == s.cells);
+        for (uint64_t cells : {1, 7, 50}) {
+            setSummaryReadPieces(cells, 1, 4);
+            before = summaryPiecesRead();
+            const RunSummary pieces = parseSummaryBinary(bytes, "p.kcxsum");
+            QCOMPARE(summaryPiecesRead(), before + 4);   // a piece a thread
+            QVERIFY(pieces.cells == s.cells);
+            QCOMPARE(summaryBinaryBytes(pieces), *bytes);
+        }
+        setSummaryReadPieces(7, 1, 4);
+        const auto errorOf = [](const std::string& b) {
+            return test::errorOf([&] { parseSummaryBinary(std::make_shared<const std::string>(b), "bad.kcxsum"); });
+        };
+        const auto errorInOnePiece = [&](const std::string& b) {
+            setSummaryReadPieces(uint64_t(1) << 40, size_t(1) << 40, 4);
+            const std::string e = errorOf(b);
+            setSummaryReadPieces(7, 1, 4);
+            return e;
+        };
+        for (const std::string& bad : {bytes->substr(0, bytes->size() - 3), *bytes + "x",
+                                       bytes->substr(0, bytes->size() / 2)}) {
+            const std::string e = errorOf(bad);
+            QVERIFY2(e.find("bad.kcxsum") != std::string::npos && e.find("cells") != std::string::npos, e.c_str());
+            QCOMPARE(e, errorInOnePiece(bad));
+        }
+        setSummaryReadPieces(1024, size_t(8) << 20, 0);
+    }
+
     void badJsonNamesFileAndPlace() {
         test::TempFiles files;
         auto run = makeRun(8, 20, 1);
