@@ -169,10 +169,11 @@ uint64_t RunSummary::tokens() const {
 }
 
 std::vector<int64_t> RunSummary::steps() const {
-    std::set<int64_t> s;
+    std::vector<int64_t> s;   // the cells are ordered by step first
     for (const auto& [key, cell] : cells)
-        s.insert(key.step);
-    return {s.begin(), s.end()};
+        if (s.empty() || s.back() != key.step)
+            s.push_back(key.step);
+    return s;
 }
 
 std::optional<CellData> RunSummary::total(const std::string& key, const std::string& value, int pos) const {
