@@ -1,6 +1,7 @@
 // Opening input files safely: regular files only, refused before any read
 // (core/base/safe_open.h).
 #include "core/base/safe_open.h"
+#include "core/base/prefault.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -81,26 +82,39 @@ std::string readRegularFile(const std::string& path, uint64_t maxBytes, const st
         throw InputError::inFile(path, "is " + std::to_string(st.st_size) + " bytes, more than a " + what +
                                            " may be (" + std::to_string(maxBytes) + " bytes)");
     }
+    // Straight into the result, no bounce buffer; a large file into huge pages (prefault.h:
+    // a fresh small page costs 15 us on this project's virtual machines).
     std::string bytes;
-    bytes.reserve(size_t(st.st_size));
-    char buf[65536];
+    bytes.reserve(size_t(st.st_size) + 1);
+    prefault(bytes.data(), bytes.capacity());
+    bytes.resize(bytes.capacity());   // at least one byte more than the size: growth shows
+    size_t got = 0;
     for (;;) {
-        const ssize_t got = ::read(fd, buf, sizeof buf);
-        if (got < 0 && errno == EINTR)
+        if (got == bytes.size()) {
+            if (got > maxBytes) {   // grew while being read
+                ::close(fd);
+                throw InputError::inFile(path, "is more than " + std::to_string(maxBytes) + " bytes, more than a " +
+                                                   what + " may be");
+            }
+            bytes.resize(bytes.size() * 2);
+        }
+        const ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
+        if (n < 0 && errno == EINTR)
             continue;
-        if (got < 0) {
+        if (n < 0) {
             const int err = errno;
             ::close(fd);
             throw InputError::inFile(path, std::string("cannot read: ") + std::strerror(err));
         }
-        if (got == 0)
+        if (n == 0)
             break;
-        bytes.append(buf, size_t(got));
-        if (bytes.size() > maxBytes) {   // grew while being read
-            ::close(fd);
-            throw InputError::inFile(path, "is more than " + std::to_string(maxBytes) + " bytes, more than a " +
-                                               what + " may be");
-        }
+        got += size_t(n);
+    }
+    bytes.resize(got);
+    if (got > maxBytes) {   // grew while being read
+        ::close(fd);
+        throw InputError::inFile(path, "is more than " + std::to_string(maxBytes) + " bytes, more than a " + what +
+                                           " may be");
     }
     ::close(fd);
     return bytes;

@@ -73,49 +73,6 @@ namespace {
                                        " MiB; KCX refuses it");
 }
 
-// The file whole, from an open descriptor (closed here); more than `limit` bytes is refused
-// before it is read.
-std::string readAll(int fd, const std::string& path, size_t limit, const char* what) {
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-        const int e = errno;
-        ::close(fd);
-        throw InputError::inFile(path, std::string("cannot read: ") + std::strerror(e));
-    }
-    std::string bytes;
-    size_t got = 0;
-    if (size_t(std::max<off_t>(st.st_size, 0)) > limit) {
-        ::close(fd);
-        tooLarge(path, limit, what);
-    }
-    bytes.reserve(size_t(std::max<off_t>(st.st_size, 0)) + 1);
-    prefault(bytes.data(), bytes.capacity());   // huge pages: a fresh small page costs 15 us here
-    bytes.resize(bytes.capacity());   // the + 1: a file that grew shows it
-    for (;;) {
-        if (got == bytes.size()) {
-            if (got > limit) {
-                ::close(fd);
-                tooLarge(path, limit, what);
-            }
-            bytes.resize(bytes.size() * 2);
-        }
-        const ssize_t r = ::read(fd, bytes.data() + got, bytes.size() - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            const int e = errno;
-            ::close(fd);
-            throw InputError::inFile(path, std::string("cannot read: ") + std::strerror(e));
-        }
-        if (r == 0)
-            break;
-        got += size_t(r);
-    }
-    ::close(fd);
-    bytes.resize(got);
-    return bytes;
-}
-
 uint32_t le32(const std::string& s, size_t at) {
     uint32_t v = 0;
     for (int i = 3; i >= 0; --i)
@@ -133,7 +90,7 @@ uint32_t le32(const std::string& s, size_t at) {
 std::string readPlainOrGzip(const std::string& path, size_t maxBytes, const char* what) {
     // Deflate never makes data much larger than they are: a file over the limit is refused
     // whether it is compressed or not.
-    const std::string in = readAll(openRegularFile(path), path, maxBytes, what);
+    const std::string in = readRegularFile(path, maxBytes, what);
     if (in.size() < 2 || uint8_t(in[0]) != 0x1f || uint8_t(in[1]) != 0x8b)
         return in;
     std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor*)> d(libdeflate_alloc_decompressor(),
