@@ -3,17 +3,16 @@
 // cells without a tree. A summary of 1,000 steps is 32 million sketch counts; as JSON each
 // was a tree node and an allocation, here it is a byte or two.
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <set>
 
 #include "core/base/leb128.h"
-#include "core/base/parallel.h"
 #include "core/formats/json_scan.h"
 #include "core/formats/sniff.h"
 #include "core/summary/summary.h"
+#include "core/summary/summary_binary_reader.h"
 #include "core/summary/summary_check.h"
 
 namespace kcx {
@@ -104,183 +103,9 @@ std::vector<const MetricInfo*> cellMetrics() {
     return out;
 }
 
-// ---- reading ------------------------------------------------------------------------------
+}  // namespace
 
-class BinaryReader {
-public:
-    // Reads from `start` (after the magic); places name bytes of the whole file.
-    BinaryReader(std::shared_ptr<const std::string> bytes, size_t start, const std::string& file)
-        : bytes_(std::move(bytes)), begin_(reinterpret_cast<const uint8_t*>(bytes_->data())), p_(begin_ + start),
-          end_(begin_ + bytes_->size()), fail_{file} {}
-
-    const summary_check::Failer& failer() const { return fail_; }
-    size_t offset() const { return size_t(p_ - begin_); }
-    bool atEnd() const { return p_ == end_; }
-    size_t remaining() const { return size_t(end_ - p_); }
-    const std::string& bytes() const { return *bytes_; }
-    // A reader of the same file from `offset` on (a piece of parseCellsInParallel).
-    BinaryReader at(size_t offset) const { return BinaryReader(bytes_, offset, fail_.file); }
-    void seek(size_t offset) { p_ = begin_ + offset; }
-
-    template <class Place>
-    [[noreturn]] void fail(const Place& place, const std::string& message) const {
-        fail_(place(), message);
-    }
-    template <class Place>
-    [[noreturn]] void ended(const Place& place) const {
-        fail_(place(), "the data end early (byte " + std::to_string(offset()) + ")");
-    }
-
-    template <class Place>
-    uint64_t u(const Place& place) {
-        uint64_t v = 0;
-        for (int shift = 0;; shift += 7) {
-            if (p_ == end_)
-                ended(place);
-            const uint8_t b = *p_++;
-            if (shift == 63 && b > 1)
-                fail(place, "a number does not fit 64 bits (byte " + std::to_string(offset() - 1) + ")");
-            v |= uint64_t(b & 0x7f) << shift;
-            if (!(b & 0x80))
-                return v;
-        }
-    }
-    template <class Place>
-    int64_t s(const Place& place) {
-        const uint64_t z = u(place);
-        return leb128::unzigzag(z);
-    }
-    template <class Place>
-    double f(const Place& place) {
-        if (end_ - p_ < 8)
-            ended(place);
-        double d;
-        std::memcpy(&d, p_, 8);
-        p_ += 8;
-        return d;
-    }
-    template <class Place>
-    double finite(const Place& place) {
-        const double d = f(place);
-        if (!std::isfinite(d))
-            fail(place, "expected a finite number");
-        return d;
-    }
-    template <class Place>
-    std::string str(const Place& place) {
-        const uint64_t n = u(place);
-        if (n > uint64_t(end_ - p_))
-            ended(place);
-        std::string t(reinterpret_cast<const char*>(p_), size_t(n));
-        if (firstInvalidUtf8(t) != std::string::npos)
-            fail(place, "the text is not valid UTF-8");
-        p_ += n;
-        return t;
-    }
-    template <class Place>
-    ExactSum sum(const Place& place) {
-        const int64_t sign = s(place);
-        if (!sign)
-            return {};
-        const int sg = int(std::clamp<int64_t>(sign, -2, 2));
-        const int low = int(std::min<uint64_t>(u(place), 1000));
-        const uint64_t n = u(place);
-        if (n > uint64_t(end_ - p_))
-            ended(place);
-        if (n > uint64_t(ExactSum::kLimbs))   // (fromCanonical says why)
-            fail(place, "the limbs lie outside the accumulator");
-        uint32_t limbs[ExactSum::kLimbs];
-        for (uint64_t i = 0; i < n; ++i) {
-            const uint64_t l = u(place);
-            if (l > 0xffffffffu)
-                fail(place, "a limb must be below 2^32");
-            limbs[i] = uint32_t(l);
-        }
-        try {
-            return ExactSum::fromCanonical(sg, low, limbs, size_t(n));
-        } catch (const std::invalid_argument& e) {
-            fail(place, e.what());
-        }
-    }
-    // Checks a store's encoding and returns the number of values it holds; the bytes stay
-    // where they are (Sketch::Packed).
-    template <class Place>
-    uint64_t store(const Place& place, int32_t* lo, int32_t* hi) {
-        const uint64_t entries = u(place);
-        if (!entries)
-            return 0;
-        if (entries > uint64_t(end_ - p_))
-            ended(place);
-        const int64_t offset = s(place);
-        summary_check::storeReach(fail_, offset, 0, place);
-        int64_t index = 0;
-        uint64_t total = 0;
-        bool lastWasGap = false;
-        for (uint64_t i = 0; i < entries; ++i) {
-            const uint64_t c = u(place);
-            if (c) {
-                if (total + c < total)
-                    fail(place, "the counts add up to more than 2^64");
-                total += c;
-                ++index;
-                lastWasGap = false;
-                continue;
-            }
-            const uint64_t k = u(place);
-            if (k == 0 || lastWasGap || i == 0 || i + 1 == entries)
-                fail(place, "a run of empty buckets is 0 then k >= 1, between counts");
-            if (k > uint64_t(2 * kReach))
-                fail(place, "bucket indices outside what a double can reach");
-            index += int64_t(k);
-            lastWasGap = true;
-        }
-        summary_check::storeReach(fail_, offset, index, place);
-        *lo = int32_t(offset);
-        *hi = int32_t(offset + index - 1);
-        return total;
-    }
-    template <class Place>
-    Sketch sketch(const Place& place) {
-        const uint64_t zeros = u([&] { return place() + ".zero"; });
-        Sketch::Packed* p = nextPacked();
-        p->pos = uint32_t(offset());   // the file is below kMaxSummaryBytes (4 GB)
-        p->posTotal = store([&] { return place() + ".pos"; }, &p->posLo, &p->posHi);
-        p->neg = uint32_t(offset());
-        p->negTotal = store([&] { return place() + ".neg"; }, &p->negLo, &p->negHi);
-        if (zeros + p->posTotal < zeros || zeros + p->posTotal + p->negTotal < zeros + p->posTotal)
-            fail(place, "the counts add up to more than 2^64");
-        if (!p->posTotal && !p->negTotal) {   // nothing to keep
-            Sketch k;
-            k.addZero(zeros);
-            return k;
-        }
-        p->bytes = bytes_;
-        ++packedUsed_;
-        return Sketch::fromPacked(zeros, std::shared_ptr<const Sketch::Packed>(packed_, p));
-    }
-
-private:
-    static constexpr int64_t kReach = summary_check::kReach;
-    // Packed sketches come from blocks of kPackedBlock, each shared by its sketches (one
-    // allocation a block instead of one a sketch: a 1,000-step summary holds 620,000 of them).
-    static constexpr size_t kPackedBlock = 4096;
-    std::shared_ptr<std::vector<Sketch::Packed>> packed_;
-    size_t packedUsed_ = 0;
-    Sketch::Packed* nextPacked() {
-        if (!packed_ || packedUsed_ == packed_->size()) {
-            packed_ = std::make_shared<std::vector<Sketch::Packed>>(kPackedBlock);
-            packedUsed_ = 0;
-        }
-        Sketch::Packed* p = &(*packed_)[packedUsed_];
-        *p = Sketch::Packed();
-        return p;
-    }
-    std::shared_ptr<const std::string> bytes_;
-    const uint8_t* begin_;
-    const uint8_t* p_;
-    const uint8_t* end_;
-    summary_check::Failer fail_;
-};
+namespace summary_binary {
 
 template <class Place>
 MetricCell readMetric(BinaryReader& r, bool tokenLevel, const Place& place) {
@@ -316,14 +141,6 @@ MetricCell readMetric(BinaryReader& r, bool tokenLevel, const Place& place) {
     summary_check::metric(r.failer(), m, tokenLevel, place);
     return m;
 }
-
-// What every cell of a file is read against: its position buckets and metrics by index, and
-// the data flags that decide which metrics a summary lacks.
-struct CellTables {
-    std::vector<int> pos;
-    std::vector<const MetricInfo*> metrics;
-    bool hasTopK = false, hasLogits = false;
-};
 
 // Cells [first, end) of the file, from the reader's place, into `cells` (each after the last).
 void parseCells(BinaryReader& r, uint64_t first, uint64_t end, const CellTables& t, std::map<CellKey, CellData>& cells) {
@@ -385,185 +202,7 @@ void parseCells(BinaryReader& r, uint64_t first, uint64_t end, const CellTables&
     }
 }
 
-// Finds where cells begin without reading them into anything: the bounds are checked (a bad
-// file ends the walk, and the file is then read in one piece, whose reader says what is wrong),
-// nothing else is. Only for cutting a large file into pieces to read on several threads.
-class CellSkipper {
-public:
-    CellSkipper(const std::string& bytes, size_t at)
-        : begin_(reinterpret_cast<const uint8_t*>(bytes.data())), p_(begin_ + at), end_(begin_ + bytes.size()) {}
-    bool ok() const { return ok_; }
-    size_t offset() const { return size_t(p_ - begin_); }
-    void cell() {
-        u();                     // step
-        if (skipText() && ok_)   // key, then its value
-            skipText();
-        for (int i = 0; i < 3 + 5 && ok_; ++i)   // pos, sequences, tokens, the run's five counts
-            u();
-        for (int i = 0; i < 8 && ok_; ++i)
-            sum();
-        const uint64_t n = u();
-        if (n > 64)
-            ok_ = false;
-        for (uint64_t i = 0; i < n && ok_; ++i) {
-            u();
-            metric();
-        }
-    }
-
-private:
-    const uint8_t* begin_;
-    const uint8_t* p_;
-    const uint8_t* end_;
-    bool ok_ = true;
-    uint64_t u() {
-        uint64_t v = 0;
-        for (int shift = 0; shift < 70; shift += 7) {
-            if (p_ == end_)
-                break;
-            const uint8_t b = *p_++;
-            if (shift < 64)
-                v |= uint64_t(b & 0x7f) << shift;
-            if (!(b & 0x80))
-                return v;
-        }
-        ok_ = false;
-        p_ = end_;
-        return 0;
-    }
-    void skip(uint64_t n) {
-        if (n > uint64_t(end_ - p_)) {
-            ok_ = false;
-            p_ = end_;
-        } else {
-            p_ += n;
-        }
-    }
-    bool skipText() {   // whether it was not empty
-        const uint64_t n = u();
-        skip(n);
-        return n != 0;
-    }
-    void sum() {
-        if (!u())   // sign 0
-            return;
-        u();
-        const uint64_t n = u();
-        if (n > uint64_t(ExactSum::kLimbs))
-            ok_ = false;
-        for (uint64_t i = 0; i < n && ok_; ++i)
-            u();
-    }
-    void store() {
-        const uint64_t entries = u();
-        if (!entries)
-            return;
-        if (entries > uint64_t(end_ - p_))
-            ok_ = false;
-        u();
-        for (uint64_t i = 0; i < entries && ok_; ++i)
-            if (!u())
-                u();
-    }
-    void sketch() {
-        u();
-        store();
-        store();
-    }
-    void metric() {
-        const uint64_t count = u();
-        u();
-        u();
-        if (!count || !ok_)
-            return;
-        sum();
-        sum();
-        skip(16);
-        sketch();
-        u();
-        sum();
-        sum();
-        sum();
-        sketch();
-        const uint64_t worst = u();
-        if (worst > kWorstKept)
-            ok_ = false;
-        for (uint64_t i = 0; i < worst && ok_; ++i) {
-            skip(8);
-            skipText();
-            u();
-            u();
-        }
-    }
-};
-
-// A file of many cells is cut into as many pieces as there are threads (at least cellsAPiece
-// cells and bytesAPiece bytes each, setSummaryReadPieces), found by CellSkipper, and each piece read on its own
-// thread into a map of its own; the maps are then joined (each piece's keys come after the
-// last piece's). A 1,000-step summary (34,000 cells, 78 MB) is read this way in about half
-// the time on two cores. False, and nothing changed, when the file is too small, one thread
-// is all there is, or anything is wrong: the caller then reads the cells in one piece, whose
-// errors name the file and place as always.
-std::atomic<uint64_t> cellsAPiece{1024};
-std::atomic<size_t> bytesAPiece{size_t(8) << 20};
-std::atomic<uint64_t> piecesRead{0};
-std::atomic<int> pieceThreads{0};
-
-bool parseCellsInParallel(BinaryReader& r, uint64_t nCells, const CellTables& t, std::map<CellKey, CellData>& cells) {
-    const size_t bytes = r.remaining();
-    const size_t pieces = std::min<size_t>({size_t(resolveThreads(pieceThreads)), size_t(nCells / std::max<uint64_t>(cellsAPiece, 1)),
-                                            bytes / std::max<size_t>(bytesAPiece, 1), 16});
-    if (pieces < 2)
-        return false;
-    // The pieces' first cells and byte offsets: equal numbers of cells each.
-    std::vector<uint64_t> firstCell{0};
-    std::vector<size_t> offset{r.offset()};
-    CellSkipper skip(r.bytes(), r.offset());
-    for (uint64_t c = 0; c < nCells && firstCell.size() < pieces; ++c) {
-        if (c == firstCell.back() + nCells / pieces) {
-            firstCell.push_back(c);
-            offset.push_back(skip.offset());
-        }
-        skip.cell();
-        if (!skip.ok())
-            return false;
-    }
-    firstCell.push_back(nCells);
-    std::vector<std::map<CellKey, CellData>> parts(pieces);
-    std::vector<size_t> ends(pieces, 0);
-    std::vector<char> failed(pieces, 0);
-    parallelChunks(pieces, pieces, int(pieces), [&](size_t i, size_t, size_t) {
-        try {
-            BinaryReader piece = r.at(offset[i]);
-            parseCells(piece, firstCell[i], firstCell[i + 1], t, parts[i]);
-            ends[i] = piece.offset();
-        } catch (...) {
-            failed[i] = 1;
-        }
-    });
-    for (size_t i = 0; i < pieces; ++i) {
-        if (failed[i] || ends[i] != (i + 1 < pieces ? offset[i + 1] : ends.back()))
-            return false;
-        if (i && !parts[i - 1].empty() && !parts[i].empty() && !(parts[i - 1].rbegin()->first < parts[i].begin()->first))
-            return false;
-    }
-    for (size_t i = 0; i < pieces; ++i)
-        while (!parts[i].empty())
-            cells.insert(cells.end(), parts[i].extract(parts[i].begin()));
-    r.seek(ends.back());
-    piecesRead += pieces;
-    return true;
-}
-
-}  // namespace
-
-void setSummaryReadPieces(uint64_t cells, size_t bytes, int threads) {
-    cellsAPiece = cells;
-    bytesAPiece = bytes;
-    pieceThreads = threads;
-}
-
-uint64_t summaryPiecesRead() { return piecesRead; }
+}  // namespace summary_binary
 
 std::string summaryBinaryBytes(const RunSummary& s) {
     BinaryWriter w;
@@ -617,6 +256,7 @@ std::string summaryBinaryBytes(const RunSummary& s) {
 bool isSummaryBinary(std::string_view head) { return head.starts_with(kSummaryBinaryMagic); }
 
 RunSummary parseSummaryBinary(std::shared_ptr<const std::string> bytes, const std::string& file) {
+    using namespace summary_binary;
     if (bytes->size() > kMaxSummaryBytes)   // Sketch::Packed's offsets are 32-bit
         throw InputError::inFile(file, "the summary is larger than " + std::to_string(kMaxSummaryBytes >> 20) +
                                            " MiB; KCX refuses it");
