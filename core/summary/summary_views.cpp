@@ -89,32 +89,38 @@ std::optional<MetricCell> summaryMetricCell(const RunSummary& s, const std::stri
     return out;
 }
 
-std::vector<std::string> summaryRowKeys(const RunSummary& s) {
-    std::set<std::string> labelled, derived;
-    for (const auto& [k, d] : s.cells)
-        if (!k.key.empty())
-            (isDerivedKey(k.key) ? derived : labelled).insert(k.key);
-    std::vector<std::string> out;
-    if (s.steps().size() > 1)
-        out.push_back(std::string(kStepKey));
-    out.insert(out.end(), labelled.begin(), labelled.end());
-    out.insert(out.end(), derived.begin(), derived.end());
-    return out;
-}
-
-std::vector<std::string> summaryMetrics(const RunSummary& s) {
-    std::set<std::string> present;
-    for (const auto& [k, d] : s.cells)
-        if (k.key.empty() && k.pos < 0)
+SummaryOutline summaryOutline(const RunSummary& s) {
+    SummaryOutline o;
+    std::set<std::string> labelled, derived, present;
+    const std::string* lastKey = nullptr;   // cells are ordered by key within a step
+    for (const auto& [k, d] : s.cells) {
+        if (o.steps.empty() || o.steps.back() != k.step)
+            o.steps.push_back(k.step);
+        if (!k.key.empty()) {
+            if (!lastKey || *lastKey != k.key)
+                (isDerivedKey(k.key) ? derived : labelled).insert(k.key);
+            lastKey = &k.key;
+        } else if (k.pos < 0) {
+            o.sequences += d.sequences;
+            o.tokens += d.tokens;
             for (const auto& [name, cell] : d.metrics)
                 if (cell.count > 0)
                     present.insert(name);
-    std::vector<std::string> out;
+        }
+    }
+    if (o.steps.size() > 1)
+        o.rowKeys.push_back(std::string(kStepKey));
+    o.rowKeys.insert(o.rowKeys.end(), labelled.begin(), labelled.end());
+    o.rowKeys.insert(o.rowKeys.end(), derived.begin(), derived.end());
     for (const MetricInfo& m : metricCatalog())
         if (present.count(m.name))
-            out.push_back(m.name);
-    return out;
+            o.metrics.push_back(m.name);
+    return o;
 }
+
+std::vector<std::string> summaryRowKeys(const RunSummary& s) { return summaryOutline(s).rowKeys; }
+
+std::vector<std::string> summaryMetrics(const RunSummary& s) { return summaryOutline(s).metrics; }
 
 double SummaryGrid::minValue() const {
     double m = kNaN;

@@ -122,7 +122,7 @@ void Session::startLoad(std::function<Loaded(const Progress&)> load, const QStri
             // An exception here would vanish into the continuation's future: report it.
             try {
                 if (out.value->summary)
-                    installSummary(out.value->summary, path);
+                    installSummary(out.value->summary, std::move(out.value->outline), path);
                 else
                     installRun(out.value->run, path);
             } catch (const std::exception& e) {
@@ -149,6 +149,7 @@ void Session::openRun(const QString& path) {
         if (looksLikeSummary(p)) {
             report(progress, 0.0);
             loaded.summary = std::make_shared<const RunSummary>(readSummary(p));
+            loaded.outline = kcx::summaryOutline(*loaded.summary);
         } else {
             loaded.run = std::make_shared<const Run>(loadRun(p, progress));
         }
@@ -201,6 +202,7 @@ void Session::cancelLoad() {
 
 void Session::installRun(std::shared_ptr<const Run> run, const QString& path) {
     summary_.reset();
+    outline_ = {};
     run_ = std::move(run);
     runPath_ = path;
     rebuildEvaluator();
@@ -208,9 +210,10 @@ void Session::installRun(std::shared_ptr<const Run> run, const QString& path) {
     scheduleEvaluation();
 }
 
-void Session::installSummary(std::shared_ptr<const RunSummary> summary, const QString& path) {
+void Session::installSummary(std::shared_ptr<const RunSummary> summary, SummaryOutline outline, const QString& path) {
     run_.reset();
     summary_ = std::move(summary);
+    outline_ = std::move(outline);
     runPath_ = path;
     rebuildEvaluator();
     emit summaryLoaded();

@@ -26,6 +26,7 @@
 #include "core/formats/run.h"
 #include "core/metrics/metrics.h"
 #include "core/summary/summary.h"
+#include "core/summary/summary_views.h"
 
 namespace kcx::ui {
 
@@ -66,6 +67,8 @@ public:
 
     std::shared_ptr<const Run> run() const { return run_; }
     std::shared_ptr<const RunSummary> summary() const { return summary_; }
+    // The summary's steps, totals, row keys and metrics, found on the loader's thread.
+    const SummaryOutline& summaryOutline() const { return outline_; }
     bool hasData() const { return run_ || summary_; }
     // What the contract is evaluated on: the run or the summary.
     EvaluationData data() const { return summary_ ? EvaluationData(summary_) : EvaluationData(run_); }
@@ -129,15 +132,17 @@ private:
     struct Loaded {
         std::shared_ptr<const Run> run;
         std::shared_ptr<const RunSummary> summary;
+        SummaryOutline outline;   // of the summary
     };
     void installRun(std::shared_ptr<const Run> run, const QString& path);
-    void installSummary(std::shared_ptr<const RunSummary> summary, const QString& path);
+    void installSummary(std::shared_ptr<const RunSummary> summary, SummaryOutline outline, const QString& path);
     void rebuildEvaluator();
     void scheduleEvaluation(std::function<void(Evaluator&)> change = {});
     void startLoad(std::function<Loaded(const Progress&)> load, const QString& path);
 
     std::shared_ptr<const Run> run_;
     std::shared_ptr<const RunSummary> summary_;
+    SummaryOutline outline_;
     QString runPath_;
     std::shared_ptr<MetricEngine> engine_;
     std::shared_ptr<Evaluator> evaluator_;       // used only on pool_'s thread

@@ -241,7 +241,8 @@ void SummaryPanel::summaryLoaded() {
     filling_ = true;
     const QString metric = metricBox_->currentText();
     metricBox_->clear();
-    for (const std::string& m : summaryMetrics(*summary_))
+    const SummaryOutline& outline = session_->summaryOutline();
+    for (const std::string& m : outline.metrics)
         metricBox_->addItem(QString::fromStdString(m));
     if (const int i = metricBox_->findText(metric); i >= 0)
         metricBox_->setCurrentIndex(i);
@@ -249,13 +250,13 @@ void SummaryPanel::summaryLoaded() {
         metricBox_->setCurrentIndex(a);
     rowsBox_->clear();
     rowsBox_->addItem(tr("(all tokens)"), QString());
-    for (const std::string& k : summaryRowKeys(*summary_))
+    for (const std::string& k : outline.rowKeys)
         rowsBox_->addItem(QString::fromStdString(k), QString::fromStdString(k));
     // Steps as rows when there are several: the first question is when it grew.
     rowsBox_->setCurrentIndex(rowsBox_->count() > 1 ? 1 : 0);
     stepBox_->clear();
     stepBox_->addItem(tr("all steps"), QVariant());
-    for (int64_t s : summary_->steps())
+    for (int64_t s : outline.steps)
         if (s >= 0)
             stepBox_->addItem(QString::number(s), QVariant::fromValue<qlonglong>(s));
     filling_ = false;

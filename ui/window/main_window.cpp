@@ -266,11 +266,12 @@ void MainWindow::updateStatus() {
     progress_->hide();
     cancel_->hide();
     if (const auto s = session_->summary()) {
+        const SummaryOutline& o = session_->summaryOutline();
         runInfo_->setText(tr("summary of %L1 input(s) · %L2 sequences · %L3 tokens · %L4 step(s)")
                               .arg(s->inputs.size())
-                              .arg(s->sequences())
-                              .arg(s->tokens())
-                              .arg(s->steps().size()));
+                              .arg(o.sequences)
+                              .arg(o.tokens)
+                              .arg(o.steps.size()));
         return;
     }
     const auto run = session_->run();
