@@ -3,11 +3,11 @@
 # (docs/reliability.md). `.ci/run` runs the README's test command, then this.
 #
 #   sanitizer  the whole regular suite again under AddressSanitizer + UndefinedBehavior-
-#              Sanitizer with leak detection, in build/sanitizer (a unity build at -O1,
-#              no benchmarks, the demo model's two sources plain -O2; tests two at a
+#              Sanitizer with leak detection, in build/sanitizer (clang-14, a unity build at
+#              -O1, no benchmarks, the demo model's two sources plain -O2; tests two at a
 #              time, time limits x6)
 #   fuzz       every libFuzzer target (fuzz/) for KCX_FUZZ_SECONDS (default 20) on its
-#              seeds, two targets at a time, built with clang-14 in build/fuzz
+#              seeds, two targets at a time, built in the same tree build/sanitizer
 #   cluster    the tests labelled `cluster` (tests/cluster: a one-node Slurm cluster the test
 #              brings up, as root) in the regular build/, which must be built already: it
 #              only reconfigures build/ with KCX_CLUSTER_TESTS=ON (no recompile), runs
@@ -27,34 +27,44 @@ status=0; passed=0; failed=0
 stamp() { date +%s; }
 took() { echo "ci_suite: $1 took $(( $(stamp) - $2 )) s"; }
 
-sanitizer() {
-  local dir="$here/build/sanitizer" t0 flags
-  t0=$(stamp)
-  # -O1 keeps the suite's run time reasonable (the tests' own code -O0: tests/CMakeLists.txt);
-  # no recovery, so a UBSan report fails the test. gold (binutils) links the ~50 executables
-  # of 110 MB each a quarter faster than ld.bfd. (Shared kcxcore and kcxui were tried on
-  # 2026-12-07: 864 s against 677 s static a session before, but the fuzz build, which they do
-  # not touch, was as much slower in that run; no clean gain shown, so not kept.)
-  # GCC 12 under ASan at -O1 reports -Wmaybe-uninitialized inside libstdc++'s std::regex and
-  # std::function (false positives, dozens a build); the regular build keeps the warning.
-  flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -O1 -g1"
-  flags="$flags -Wno-maybe-uninitialized"
-  cmake -S "$here" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+# The sanitizer tree: the application, the tests and the libFuzzer targets in one clang-14
+# build under ASan + UBSan, so that the core is compiled under the sanitizers once for the
+# suite and the fuzzers (docs/reliability.md). -O1 keeps the suite's run time reasonable (the
+# tests' own code -O0: tests/CMakeLists.txt); no recovery, so a UBSan report fails the test.
+# lld links the ~50 executables of about 100 MB each. The core also carries the fuzzers'
+# coverage (-fsanitize=fuzzer-no-link, fuzz/CMakeLists.txt); the runtime's hooks are no-ops
+# in the tests. (Until 2026-12-07 GCC 12 built this tree and clang-14 a second one with the
+# core again for the fuzzers; docs/reliability.md has what each cost.)
+configure_sanitizer() {
+  local dir="$here/build/sanitizer" cxx flags
+  cxx=$(command -v clang++-14 || true)
+  if [ -z "$cxx" ]; then
+    echo "ci_suite: clang++-14 is not installed (scripts/setup.sh installs it: packaging/debian-packages.txt)" >&2
+    return 1
+  fi
+  flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -O1 -gline-tables-only"
+  cmake -S "$here" -B "$dir" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-DNDEBUG" \
-    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined -fuse-ld=gold" \
-    -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=16 \
-    "-DKCX_HOT_SOURCE_FLAGS=-O2;-fno-sanitize=all" -DKCX_BENCH=OFF -DKCX_TEST_TIMEOUT_SCALE=6 >/dev/null || return 1
+    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined -fuse-ld=lld" \
+    -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=16 -DKCX_FUZZ_WITH_APP=ON \
+    "-DKCX_HOT_SOURCE_FLAGS=-O2;-fno-sanitize=all" -DKCX_BENCH=OFF -DKCX_TEST_TIMEOUT_SCALE=6 >/dev/null
+}
+
+sanitizer() {
+  local dir="$here/build/sanitizer" t0
+  t0=$(stamp)
+  configure_sanitizer || return 1
   cmake --build "$dir" || return 1
   took "sanitizer build" "$t0"
   t0=$(stamp)
   (
     export QT_QPA_PLATFORM=offscreen
-    # intercept_tls_get_addr=0: GCC 12's runtime takes a dynamic TLS block (a dlopen'ed
+    # intercept_tls_get_addr=0: the sanitizer runtime takes a dynamic TLS block (a dlopen'ed
     # plugin's, malloc'd) whose start lies 16 bytes past a page for a pre-2.25 glibc header
     # and records the two words before it as the block's range; LeakSanitizer's tracer then
     # dies scanning that garbage at exit ("Tracer caught signal 11", no leak reported:
-    # google/sanitizers#1322). test_report failed so once in CI (stop 33) after all 12 of its
-    # tests had passed. Off, dynamic TLS goes unscanned; the whole suite reports no leak.
+    # google/sanitizers#1322). test_report failed so once in CI (stop 33, GCC 12's runtime)
+    # after all 12 of its tests had passed. Off, dynamic TLS goes unscanned.
     export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:intercept_tls_get_addr=0"
     export LSAN_OPTIONS="suppressions=$here/tests/lsan.supp:print_suppressions=0"
     export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
@@ -66,28 +76,22 @@ sanitizer() {
 }
 
 fuzz() {
-  local dir="$here/build/fuzz" t0 cxx
+  local dir="$here/build/sanitizer" t0 targets=()
   t0=$(stamp)
-  cxx=$(command -v clang++-14 || command -v clang++ || true)
-  if [ -z "$cxx" ]; then
-    echo "ci_suite: clang++-14 is not installed (scripts/setup.sh installs it: packaging/debian-packages.txt)" >&2
-    return 1
-  fi
-  # -O1 with line tables: a third less to compile than RelWithDebInfo's -O2 -g, the same bugs.
-  cmake -S "$here" -B "$dir" -G Ninja -DKCX_FUZZ=ON -DCMAKE_CXX_COMPILER="$cxx" \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" \
-    -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=16 >/dev/null || return 1
-  cmake --build "$dir" || return 1
+  # The targets are built with the sanitizer tree; alone, only they are built.
+  configure_sanitizer || return 1
+  for t in load_run safetensors jsonl contract signoff import summary; do targets+=(--target "fuzz_$t"); done
+  cmake --build "$dir" "${targets[@]}" || return 1
   took "fuzz build" "$t0"
   t0=$(stamp)
   # Two at a time, one per core: each half of the targets in its own runner.
-  bash "$here/fuzz/run.sh" "$dir" "$fuzz_seconds" load_run jsonl contract summary > "$dir/run-a.log" 2>&1 &
+  bash "$here/fuzz/run.sh" "$dir" "$fuzz_seconds" load_run jsonl contract summary > "$dir/fuzz-run-a.log" 2>&1 &
   local a=$!
-  bash "$here/fuzz/run.sh" "$dir" "$fuzz_seconds" safetensors signoff import > "$dir/run-b.log" 2>&1
+  bash "$here/fuzz/run.sh" "$dir" "$fuzz_seconds" safetensors signoff import > "$dir/fuzz-run-b.log" 2>&1
   local rb=$?
   wait $a
   local ra=$?
-  cat "$dir/run-a.log" "$dir/run-b.log"
+  cat "$dir/fuzz-run-a.log" "$dir/fuzz-run-b.log"
   took "fuzz runs" "$t0"
   [ $ra -eq 0 ] && [ $rb -eq 0 ]
 }

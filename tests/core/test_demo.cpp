@@ -203,8 +203,9 @@ private slots:
             for (const auto& [col, tk] : {std::pair{&lg.inf, &run_.topkInf}, std::pair{&lg.train, &run_.topkTrain}}) {
                 std::vector<size_t> order(vocab);
                 std::iota(order.begin(), order.end(), size_t(0));
+                const auto* logits = col;   // (clang 14 does not capture a structured binding)
                 std::stable_sort(order.begin(), order.end(),
-                                 [&](size_t a, size_t b) { return (*col)[p * vocab + a] > (*col)[p * vocab + b]; });
+                                 [&](size_t a, size_t b) { return (*logits)[p * vocab + a] > (*logits)[p * vocab + b]; });
                 for (size_t j = 0; j < 8; ++j) {
                     QCOMPARE(size_t(tk->ids[i * 8 + j]), order[j]);
                     QVERIFY(std::fabs(tk->logp[i * 8 + j] - logSoftmaxAt(*col, p, vocab, order[j])) < 1e-9);

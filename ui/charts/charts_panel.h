@@ -53,6 +53,7 @@ public:
 
     QString clause() const { return clause_; }
     QString metric() const { return metric_; }
+    using QWidget::metric;   // (QPaintDevice's, which the line above would hide)
     QString sliceKey() const;    // empty: all sequences together
 
     HistogramChart* histogramChart() const { return histogram_; }

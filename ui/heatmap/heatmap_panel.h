@@ -34,6 +34,7 @@ public:
 
     HeatmapView* view() const { return view_; }
     QString metric() const;
+    using QWidget::metric;   // (QPaintDevice's, which the line above would hide)
     // A narrow window: the toolbar drops its "Metric:", "Rows:" and "Cell:" labels, so
     // that the results table beside it keeps its numbers in view.
     void setCompact(bool compact);
