@@ -84,10 +84,11 @@ uint32_t le32(const std::string& s, size_t at) {
 
 // Read whole, then inflated member by member with libdeflate (about three times zlib's gzread
 // here: a 1,000-step summary is 27 MB of gzip and 82 MB of bytes). The output is sized from the
-// last member's ISIZE (exact for a file of one member) and grows when a member needs more, never
-// past maxBytes: a gzip bomb is refused, not inflated. As with gzread, bytes after a member that
+// last member's ISIZE (exact for a file of one member), after each member from the ratio so far
+// for the members left, and grows when a member needs more, never past maxBytes: a gzip bomb
+// is refused, not inflated. As with gzread, bytes after a member that
 // do not start another one are ignored.
-std::string readPlainOrGzip(const std::string& path, size_t maxBytes, const char* what) {
+std::string readPlainOrGzip(const std::string& path, size_t maxBytes, const char* what, std::vector<size_t>* memberStarts) {
     // Deflate never makes data much larger than they are: a file over the limit is refused
     // whether it is compressed or not.
     const std::string in = readRegularFile(path, maxBytes, what);
@@ -117,10 +118,20 @@ std::string readPlainOrGzip(const std::string& path, size_t maxBytes, const char
         if (r != LIBDEFLATE_SUCCESS)
             throw InputError::inFile(path, "corrupt gzip data (the member that starts at byte " + std::to_string(at) +
                                                " is cut short or damaged)");
+        if (memberStarts && written)
+            memberStarts->push_back(written);
         at += used;
         written += made;
         if (written > maxBytes)
             tooLarge(path, maxBytes, what);
+        // More members (writeSummary writes one every 8 MiB): room for the rest at the ratio
+        // so far, grown once now instead of doubling (each time a copy, and fresh memory).
+        if (at + 2 <= in.size() && at > 0) {
+            const double rest = double(in.size() - at) * (double(written) / double(at)) * 1.0625;
+            const size_t want = size_t(std::min(double(cap), double(written) + rest + double(1 << 20)));
+            if (want > out.size())
+                out.resize(want);
+        }
     }
     out.resize(written);
     return out;

@@ -76,7 +76,10 @@ std::string fileHead(const std::string& path, size_t n);
 // The whole file, plain or gzip-compressed (gzread passes plain files through). Throws
 // InputError for a file that cannot be opened, is not a regular file, or is corrupt gzip;
 // and, with maxBytes, once the text would exceed it ("what" names the text in the message).
-std::string readPlainOrGzip(const std::string& path, size_t maxBytes = SIZE_MAX, const char* what = "text");
+// `memberStarts` (when not null) receives the offsets in the result where the gzip members
+// after the first began.
+std::string readPlainOrGzip(const std::string& path, size_t maxBytes = SIZE_MAX, const char* what = "text",
+                            std::vector<size_t>* memberStarts = nullptr);
 // A gzip (or plain: zlib passes it through) read stream on a regular file, opened safely
 // (core/base/safe_open.h: a FIFO or a device is refused before reading). Throws InputError.
 ::gzFile_s* openGzipRead(const std::string& path);

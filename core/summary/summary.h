@@ -201,12 +201,17 @@ RunSummary readSummary(const std::string& path);
 RunSummary readSummaries(const std::vector<std::string>& paths, int threads = 0);
 // Uncompressed bytes of either container, told by the binary one's first bytes.
 RunSummary parseSummary(const std::string& bytes, const std::string& file);
-// The binary container; the summary's sketches keep `bytes` (Sketch::Packed).
-RunSummary parseSummaryBinary(std::shared_ptr<const std::string> bytes, const std::string& file);
+// The binary container; the summary's sketches keep `bytes` (Sketch::Packed). `memberStarts`:
+// where the file's gzip members after the first began in `bytes` (readPlainOrGzip); a large
+// summary is read in pieces that begin there (writeSummary begins a member at a cell every
+// 8 MiB). Any offsets give the same summary or the same error.
+RunSummary parseSummaryBinary(std::shared_ptr<const std::string> bytes, const std::string& file,
+                              const std::vector<size_t>& memberStarts = {});
 // A binary summary of many cells is read in pieces on several threads (the same summary as
 // reading it in one piece; any error is the one-piece reading's): pieces of at least `cells`
-// cells and `bytes` bytes, 1,024 and 8 MiB unless set, one a thread (`threads`; 0: the CPUs
-// this process may use, resolveThreads). Tests set them low.
+// cells and `bytes` bytes, 1,024 and 8 MiB unless set, on `threads` (0: the CPUs this process
+// may use, resolveThreads). writeSummary begins a gzip member every `bytes` of cells, where
+// pieces can begin. Tests set them low.
 void setSummaryReadPieces(uint64_t cells, size_t bytes, int threads = 0);
 uint64_t summaryPiecesRead();   // pieces read that way since the process began
 // True when the file is a summary: the binary container, or JSON whose first key is

@@ -142,11 +142,12 @@ MetricCell readMetric(BinaryReader& r, bool tokenLevel, const Place& place) {
     return m;
 }
 
-// Cells [first, end) of the file, from the reader's place, into `cells` (each after the last).
-void parseCells(BinaryReader& r, uint64_t first, uint64_t end, const CellTables& t, std::map<CellKey, CellData>& cells) {
+uint64_t parseCells(BinaryReader& r, uint64_t first, uint64_t end, const CellTables& t,
+                    std::map<CellKey, CellData>& cells, size_t until) {
     const std::vector<int>& pos = t.pos;
     const std::vector<const MetricInfo*>& metrics = t.metrics;
-    for (uint64_t c = first; c < end; ++c) {
+    uint64_t c = first;
+    for (; c < end && r.offset() < until; ++c) {
         const std::string p = "cells[" + std::to_string(c) + "]";
         const auto here = [&] { return p; };
         CellKey key;
@@ -200,11 +201,14 @@ void parseCells(BinaryReader& r, uint64_t first, uint64_t end, const CellTables&
         }
         cells.emplace_hint(cells.end(), std::move(key), std::move(d));
     }
+    return c - first;
 }
 
 }  // namespace summary_binary
 
-std::string summaryBinaryBytes(const RunSummary& s) {
+std::string summaryBinaryBytes(const RunSummary& s) { return summary_binary::bytesWithCuts(s, nullptr); }
+
+std::string summary_binary::bytesWithCuts(const RunSummary& s, std::vector<size_t>* cuts) {
     BinaryWriter w;
     w.raw(kSummaryBinaryMagic);
     w.u(kSummaryVersion);
@@ -230,7 +234,11 @@ std::string summaryBinaryBytes(const RunSummary& s) {
     for (const MetricInfo* m : metrics)
         w.str(m->name);
     w.u(s.cells.size());
+    size_t lastCut = 0;
+    const size_t every = std::max<size_t>(memberBytes(), 1);
     for (const auto& [key, cell] : s.cells) {
+        if (cuts && w.bytes().size() - lastCut >= every)
+            cuts->push_back(lastCut = w.bytes().size());
         w.u(uint64_t(key.step + 1));
         w.str(key.key);
         if (!key.key.empty())
@@ -255,7 +263,8 @@ std::string summaryBinaryBytes(const RunSummary& s) {
 
 bool isSummaryBinary(std::string_view head) { return head.starts_with(kSummaryBinaryMagic); }
 
-RunSummary parseSummaryBinary(std::shared_ptr<const std::string> bytes, const std::string& file) {
+RunSummary parseSummaryBinary(std::shared_ptr<const std::string> bytes, const std::string& file,
+                              const std::vector<size_t>& memberStarts) {
     using namespace summary_binary;
     if (bytes->size() > kMaxSummaryBytes)   // Sketch::Packed's offsets are 32-bit
         throw InputError::inFile(file, "the summary is larger than " + std::to_string(kMaxSummaryBytes >> 20) +
@@ -323,7 +332,7 @@ RunSummary parseSummaryBinary(std::shared_ptr<const std::string> bytes, const st
     }
     const uint64_t nCells = r.u(at("cells"));
     const CellTables tables{pos, metrics, s.hasTopK, s.hasLogits};
-    if (!parseCellsInParallel(r, nCells, tables, s.cells))
+    if (!parseCellsInParallel(r, nCells, tables, s.cells, memberStarts))
         parseCells(r, 0, nCells, tables, s.cells);
     if (!r.atEnd())
         r.fail(at("cells"), "bytes after the last cell (byte " + std::to_string(r.offset()) + ")");

@@ -136,49 +136,90 @@ std::atomic<int> pieceThreads{0};
 
 }  // namespace
 
-bool parseCellsInParallel(BinaryReader& r, uint64_t nCells, const CellTables& t, std::map<CellKey, CellData>& cells) {
+size_t memberBytes() { return bytesAPiece; }
+
+bool parseCellsInParallel(BinaryReader& r, uint64_t nCells, const CellTables& t, std::map<CellKey, CellData>& cells,
+                          const std::vector<size_t>& cuts) {
     const size_t bytes = r.remaining();
-    const size_t pieces = std::min<size_t>({size_t(resolveThreads(pieceThreads)), size_t(nCells / std::max<uint64_t>(cellsAPiece, 1)),
-                                            bytes / std::max<size_t>(bytesAPiece, 1), 16});
-    if (pieces < 2)
+    const size_t threads = size_t(resolveThreads(pieceThreads));
+    const size_t most = std::min<size_t>({size_t(nCells / std::max<uint64_t>(cellsAPiece, 1)),
+                                          bytes / std::max<size_t>(bytesAPiece, 1), 16});
+    // From the members' starts, four pieces a thread, handed out in order: the pieces take
+    // unequal times (one of two took 0.16 s longer), and a thread that is done takes the next.
+    // From a walk, one a thread: the walk goes as far as the last piece's start.
+    const bool fromCuts = std::any_of(cuts.begin(), cuts.end(), [&](size_t c) { return c > r.offset(); });
+    const size_t pieces = std::min(most, fromCuts ? 4 * threads : threads);
+    if (pieces < 2 || threads < 2)
         return false;
-    // The pieces' first cells and byte offsets: equal numbers of cells each.
-    std::vector<uint64_t> firstCell{0};
+    // Where the pieces begin: their byte offsets, and their first cells when known. From the
+    // gzip members' starts inside the cells, those nearest equal shares of the bytes; else
+    // found by a walk over the cells, equal numbers of cells each.
     std::vector<size_t> offset{r.offset()};
-    CellSkipper skip(r.bytes(), r.offset());
-    for (uint64_t c = 0; c < nCells && firstCell.size() < pieces; ++c) {
-        if (c == firstCell.back() + nCells / pieces) {
-            firstCell.push_back(c);
-            offset.push_back(skip.offset());
+    std::vector<uint64_t> firstCell{0};
+    const size_t cellsEnd = r.offset() + bytes;
+    std::vector<size_t> inside;
+    for (size_t c : cuts)
+        if (c > r.offset() && c < cellsEnd && (inside.empty() || c > inside.back()))
+            inside.push_back(c);
+    if (!inside.empty()) {
+        for (size_t i = 1; i < pieces; ++i) {
+            const size_t want = r.offset() + bytes / pieces * i;
+            auto it = std::lower_bound(inside.begin(), inside.end(), want);
+            if (it == inside.end() || (it != inside.begin() && want - *(it - 1) < *it - want))
+                --it;
+            if (*it > offset.back())
+                offset.push_back(*it);
         }
-        skip.cell();
-        if (!skip.ok())
+        if (offset.size() < 2)
             return false;
+    } else {
+        CellSkipper skip(r.bytes(), r.offset());
+        for (uint64_t c = 0; c < nCells && firstCell.size() < pieces; ++c) {
+            if (c == firstCell.back() + nCells / pieces) {
+                firstCell.push_back(c);
+                offset.push_back(skip.offset());
+            }
+            skip.cell();
+            if (!skip.ok())
+                return false;
+        }
     }
-    firstCell.push_back(nCells);
-    std::vector<std::map<CellKey, CellData>> parts(pieces);
-    std::vector<size_t> ends(pieces, 0);
-    std::vector<char> failed(pieces, 0);
-    parallelChunks(pieces, pieces, int(pieces), [&](size_t i, size_t, size_t) {
+    const size_t n = offset.size();
+    const bool counted = firstCell.size() == n;   // else each piece reads to its end offset
+    std::vector<std::map<CellKey, CellData>> parts(n);
+    std::vector<size_t> ends(n, 0);
+    std::vector<uint64_t> read(n, 0);
+    std::vector<char> failed(n, 0);
+    parallelChunks(n, n, int(std::min(n, threads)), [&](size_t i, size_t, size_t) {
         try {
             BinaryReader piece = r.at(offset[i]);
-            parseCells(piece, firstCell[i], firstCell[i + 1], t, parts[i]);
+            const size_t until = i + 1 < n ? offset[i + 1] : cellsEnd;
+            if (counted)
+                read[i] = parseCells(piece, firstCell[i], i + 1 < n ? firstCell[i + 1] : nCells, t, parts[i]);
+            else
+                read[i] = parseCells(piece, 0, nCells, t, parts[i], until);
             ends[i] = piece.offset();
         } catch (...) {
             failed[i] = 1;
         }
     });
-    for (size_t i = 0; i < pieces; ++i) {
-        if (failed[i] || ends[i] != (i + 1 < pieces ? offset[i + 1] : ends.back()))
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; ++i) {
+        // Each piece ends where the next begins (so each began where a cell does), and the
+        // last where the one-piece reading would (counted: after nCells cells; else at the end).
+        if (failed[i] || ends[i] != (i + 1 < n ? offset[i + 1] : counted ? ends.back() : cellsEnd))
             return false;
         if (i && !parts[i - 1].empty() && !parts[i].empty() && !(parts[i - 1].rbegin()->first < parts[i].begin()->first))
             return false;
+        total += read[i];
     }
-    for (size_t i = 0; i < pieces; ++i)
+    if (total != nCells)
+        return false;
+    for (size_t i = 0; i < n; ++i)
         while (!parts[i].empty())
             cells.insert(cells.end(), parts[i].extract(parts[i].begin()));
     r.seek(ends.back());
-    piecesRead += pieces;
+    piecesRead += n;
     return true;
 }
 

@@ -202,12 +202,26 @@ struct CellTables {
     bool hasTopK = false, hasLogits = false;
 };
 
-// Cells [first, end) of the file, from the reader's place, into `cells` (each after the last).
-void parseCells(BinaryReader& r, uint64_t first, uint64_t end, const CellTables& t, std::map<CellKey, CellData>& cells);
+// Cells [first, end) of the file, from the reader's place, into `cells` (each after the last),
+// stopping early where a cell would begin at or past byte `until`; how many it read. Cells
+// are named cells[first], cells[first + 1], ... in errors.
+uint64_t parseCells(BinaryReader& r, uint64_t first, uint64_t end, const CellTables& t,
+                    std::map<CellKey, CellData>& cells, size_t until = SIZE_MAX);
 
 // Reads the file's nCells cells in pieces on several threads when it is large enough
 // (setSummaryReadPieces) and nothing is wrong; false, and nothing changed, otherwise: the
 // caller then reads them in one piece (parseCells), whose errors name the file and place.
-bool parseCellsInParallel(BinaryReader& r, uint64_t nCells, const CellTables& t, std::map<CellKey, CellData>& cells);
+// `cuts`: byte offsets where the file's gzip members began (summaryBinaryFile writes one at a
+// cell every memberBytes()); pieces begin there when there are any inside the cells, instead of
+// where a walk over the cells finds them. An offset that is not where a cell begins fails the
+// piece before it (it then does not end there), and the file is read in one piece.
+bool parseCellsInParallel(BinaryReader& r, uint64_t nCells, const CellTables& t, std::map<CellKey, CellData>& cells,
+                          const std::vector<size_t>& cuts);
+
+// The writer's side: the bytes, and in `cuts` (when not null) the offsets of the cells at which
+// a new gzip member begins: the first cell after every memberBytes() of bytes, the least bytes
+// a piece is read in (setSummaryReadPieces: 8 MiB unless set).
+size_t memberBytes();
+std::string bytesWithCuts(const RunSummary& s, std::vector<size_t>* cuts);
 
 }  // namespace kcx::summary_binary

@@ -96,15 +96,22 @@ inline void input(const Failer& fail, const SummaryInput& in, const std::string&
 }
 
 // The totals a file states against its cells and its inputs.
+// (RunSummary::sequences() and tokens() in one walk: a 1,000-step summary has 34,000 cells.)
 inline void totals(const Failer& fail, const RunSummary& s, uint64_t sequences, uint64_t tokens) {
-    if (sequences != s.sequences() || tokens != s.tokens())
+    uint64_t cellSeq = 0, cellTok = 0;
+    for (const auto& [key, cell] : s.cells)
+        if (key.key.empty() && key.pos < 0) {
+            cellSeq += cell.sequences;
+            cellTok += cell.tokens;
+        }
+    if (sequences != cellSeq || tokens != cellTok)
         fail("sequences", "the totals do not match the cells of all sequences");
     uint64_t inSeq = 0, inTok = 0;
     for (const SummaryInput& in : s.inputs) {
         inSeq += in.sequences;
         inTok += in.tokens;
     }
-    if (inSeq != s.sequences() || inTok != s.tokens())
+    if (inSeq != cellSeq || inTok != cellTok)
         fail("inputs", "the inputs' sequences and tokens do not add up to the summary's");
 }
 

@@ -152,6 +152,7 @@ SummaryGrid summaryGrid(const RunSummary& s, const std::string& metric, const st
     const bool bySteps = rowKey == kStepKey;
     // One pass over the cells: the accumulator of each (row, column).
     std::map<std::string, size_t> rowOf;           // value -> row (not "step" rows)
+    std::map<int64_t, size_t> stepRow;             // step -> row ("step" rows)
     std::vector<std::optional<MetricCell>> acc;
     auto addRow = [&](const std::string& label, const std::string& key, const std::string& value,
                       std::optional<int64_t> rowStep) {
@@ -164,7 +165,7 @@ SummaryGrid summaryGrid(const RunSummary& s, const std::string& metric, const st
     addRow("all", "", "", bySteps ? std::nullopt : step);
     if (bySteps) {
         for (int64_t st : s.steps())
-            rowOf[std::to_string(st)] = addRow(st < 0 ? "no step" : "step " + std::to_string(st), "", "", st);
+            stepRow[st] = addRow(st < 0 ? "no step" : "step " + std::to_string(st), "", "", st);
     } else if (!rowKey.empty()) {
         std::set<std::string> values;
         for (const auto& [k, d] : s.cells)
@@ -176,6 +177,8 @@ SummaryGrid summaryGrid(const RunSummary& s, const std::string& metric, const st
     for (const auto& [k, d] : s.cells) {
         if (!bySteps && step && k.step != *step)
             continue;
+        if (!k.key.empty() && (bySteps || k.key != rowKey))   // a cell of no row of this grid
+            continue;
         const MetricCell* c = metricOf(s, d, metric, implied);
         if (!c)
             continue;
@@ -183,8 +186,7 @@ SummaryGrid summaryGrid(const RunSummary& s, const std::string& metric, const st
         if (k.key.empty())
             mergeInto(acc[col], *c);   // the "all" row
         if (bySteps) {
-            if (k.key.empty())
-                mergeInto(acc[rowOf[std::to_string(k.step)] * C + col], *c);
+            mergeInto(acc[stepRow.at(k.step) * C + col], *c);
         } else if (!rowKey.empty() && k.key == rowKey) {
             mergeInto(acc[rowOf[k.value] * C + col], *c);
         }
@@ -230,8 +232,19 @@ std::vector<StepPoint> summarySteps(const RunSummary& s, const std::string& metr
 
 std::vector<WorstEntry> summaryWorst(const RunSummary& s, const std::string& metric, const std::string& key,
                                      const std::string& value, int pos, std::optional<int64_t> step) {
-    const auto c = summaryMetricCell(s, metric, key, value, pos, step);
-    return c ? c->worst : std::vector<WorstEntry>{};
+    if (step) {
+        const auto c = summaryMetricCell(s, metric, key, value, pos, step);
+        return c ? c->worst : std::vector<WorstEntry>{};
+    }
+    // The worst entries of the merged cell, without merging the rest of it (its sketches over
+    // 1,000 steps took the window's GUI thread about 20 ms at every click).
+    MetricCell implied, worst;
+    for (const auto& [k, d] : s.cells)
+        if (k.pos == pos && k.key == key && k.value == value)
+            if (const MetricCell* c = metricOf(s, d, metric, implied))
+                for (const WorstEntry& e : c->worst)
+                    worst.offerWorst(e);
+    return worst.worst;
 }
 
 }  // namespace kcx

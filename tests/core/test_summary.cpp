@@ -664,6 +664,16 @@ private slots:
         QVERIFY(std::find(metrics.begin(), metrics.end(), "abs_log_ratio") != metrics.end());
         QVERIFY(std::find(metrics.begin(), metrics.end(), "tv") == metrics.end());   // no top-k: no value
         QCOMPARE(cellStatName(p99), std::string("p99 (sketch)"));
+        // The outline the window shows first: the raw run's totals and its distinct steps.
+        const SummaryOutline outline = summaryOutline(s);
+        QCOMPARE(outline.sequences, uint64_t(run->sequenceCount()));
+        QCOMPARE(outline.tokens, uint64_t(run->tokenCount()));
+        std::vector<int64_t> distinct = steps;
+        std::sort(distinct.begin(), distinct.end());
+        distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+        QCOMPARE(outline.steps, distinct);
+        QCOMPARE(outline.rowKeys, keys);
+        QCOMPARE(outline.metrics, metrics);
     }
 
     // A run longer than a block is summarised block by block and merged: the same summary, to

@@ -467,6 +467,64 @@ private slots:
         setSummaryReadPieces(1024, size_t(8) << 20, 0);
     }
 
+    // writeSummary begins a gzip member every few MiB of cells (here 2 KB), and a reader's
+    // pieces begin where the members did, without a walk over the cells. Any offsets given
+    // as members' starts, most of them inside a cell, give the same summary, or the same error
+    // as the one-piece reading.
+    void piecesBeginWhereMembersBegan() {
+        auto run = makeRun(22, 300, 6);
+        RunSummary s = summarizeRun(run);
+        s.inputs = {{"r.jsonl", std::string(64, 'c'), run->sequenceCount(), run->tokenCount()}};
+        const std::string want = summaryBinaryBytes(s);
+        test::TempFiles files;
+        const std::string path = files.path("m.kcxsum");
+        setSummaryReadPieces(7, 2048, 4);
+        writeSummary(s, path);
+        std::vector<size_t> members;
+        QCOMPARE(readPlainOrGzip(path, kMaxSummaryBytes, "summary", &members), want);   // the members join
+        QVERIFY2(members.size() >= 16 && members.size() < want.size() / 2048, std::to_string(members.size()).c_str());
+        for (size_t i = 1; i < members.size(); ++i)
+            QVERIFY(members[i] - members[i - 1] >= 2048);
+        uint64_t before = summaryPiecesRead();
+        QCOMPARE(summaryBinaryBytes(readSummary(path)), want);
+        QCOMPARE(summaryPiecesRead(), before + 16);   // four a thread, at most 16
+        // Offsets anywhere: the same summary, read in pieces or (when a piece fails) in one.
+        const auto bytes = std::make_shared<const std::string>(want);
+        std::mt19937_64 rng(23);
+        int inPieces = 0;
+        for (int k = 0; k < 60; ++k) {
+            std::vector<size_t> cuts;
+            for (int j = 0, n = 1 + int(rng() % 5); j < n; ++j)
+                cuts.push_back(size_t(rng() % want.size()));
+            if (k % 3 == 0)   // some true starts among them
+                cuts.insert(cuts.end(), members.begin(), members.begin() + std::min<size_t>(members.size(), 3));
+            std::sort(cuts.begin(), cuts.end());
+            before = summaryPiecesRead();
+            QCOMPARE(summaryBinaryBytes(parseSummaryBinary(bytes, "c.kcxsum", cuts)), want);
+            inPieces += summaryPiecesRead() > before;
+        }
+        QVERIFY(inPieces > 0 && inPieces < 60);   // both ways were taken
+        // Damaged bytes: the same error or summary with the members' starts as in one piece.
+        int errors = 0;
+        for (int k = 0; k < 40; ++k) {
+            std::string bad = want;
+            bad[size_t(rng() % bad.size())] = char(rng());
+            const auto read = [&](bool pieces) {
+                setSummaryReadPieces(pieces ? 7 : uint64_t(1) << 40, pieces ? 2048 : size_t(1) << 40, 4);
+                try {
+                    return summaryBinaryBytes(
+                        parseSummaryBinary(std::make_shared<const std::string>(bad), "d.kcxsum", members));
+                } catch (const InputError& e) {
+                    ++errors;
+                    return std::string("error: ") + e.what();
+                }
+            };
+            QCOMPARE(read(true), read(false));
+        }
+        QVERIFY(errors > 20);
+        setSummaryReadPieces(1024, size_t(8) << 20, 0);
+    }
+
     void badJsonNamesFileAndPlace() {
         test::TempFiles files;
         auto run = makeRun(8, 20, 1);

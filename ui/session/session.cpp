@@ -182,12 +182,12 @@ void Session::importRun(const QString& infPath, const QString& trainPath) {
         }
         if (r.run.sequenceCount() == 0)
             throw InputError::inFile(inf, "no record is present in both files (ids differ?)");
-        return Loaded{std::make_shared<const Run>(std::move(r.run)), nullptr};
+        return Loaded{std::make_shared<const Run>(std::move(r.run)), nullptr, {}};
     }, QString());
 }
 
 void Session::openDemo() {
-    startLoad([](const Progress& progress) { return Loaded{std::make_shared<const Run>(makeDemoRun({}, progress)), nullptr}; },
+    startLoad([](const Progress& progress) { return Loaded{std::make_shared<const Run>(makeDemoRun({}, progress)), nullptr, {}}; },
               QString());
 }
 
