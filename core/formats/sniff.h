@@ -78,8 +78,16 @@ std::string fileHead(const std::string& path, size_t n);
 // and, with maxBytes, once the text would exceed it ("what" names the text in the message).
 // `memberStarts` (when not null) receives the offsets in the result where the gzip members
 // after the first began.
+// A file of several members that each say their size in the header (writeGzipMember) is
+// inflated on every CPU at once; any other, member by member.
 std::string readPlainOrGzip(const std::string& path, size_t maxBytes = SIZE_MAX, const char* what = "text",
                             std::vector<size_t>* memberStarts = nullptr);
+// Appends `text` to `out` as one gzip member at zlib's `level`, its header without time or
+// name and with an extra field "KX" (RFC 1952's FEXTRA) holding the member's size in bytes,
+// 8 bytes little-endian: a reader can find every member without inflating any (other
+// readers skip the field). Equal text, equal bytes.
+void writeGzipMember(std::string_view text, int level, std::string& out);
+uint64_t gzipParallelInflates();   // files inflated in parallel since the process began
 // A gzip (or plain: zlib passes it through) read stream on a regular file, opened safely
 // (core/base/safe_open.h: a FIFO or a device is refused before reading). Throws InputError.
 ::gzFile_s* openGzipRead(const std::string& path);

@@ -2,6 +2,7 @@
 // hand-encoded file built from the documentation alone, both containers read back, parts read
 // on any number of threads, and every bad input an error naming the file and the place.
 #include <QtTest/QTest>
+#include <zlib.h>
 
 #include <cmath>
 #include <cstring>
@@ -404,6 +405,74 @@ private slots:
                  e.c_str());
         // Exactly at the limit is accepted.
         QCOMPARE(readPlainOrGzip(files.path("two.gz"), b.size(), "summary").size(), b.size());
+    }
+
+    // Members whose headers say their size (writeGzipMember: an extra field "KX") are
+    // inflated all at once, and read as plain gzip by zlib. A size, length or ISIZE that does
+    // not hold sends the file down the member-by-member path: the same text, or its error.
+    void gzipMembersThatSayTheirSize() {
+        test::TempFiles files;
+        std::mt19937_64 rng(5);
+        std::string text;
+        while (text.size() < 700000)
+            text += "token " + std::to_string(rng() % 1000) + (rng() % 7 ? " " : "\n");
+        const std::vector<size_t> cuts = {100000, 250000, 251000, 600000};
+        std::string gz;
+        std::vector<size_t> memberAt;   // where each member begins in the file
+        size_t from = 0;
+        for (size_t i = 0; i <= cuts.size(); ++i) {
+            memberAt.push_back(gz.size());
+            const size_t to = i < cuts.size() ? cuts[i] : text.size();
+            writeGzipMember(std::string_view(text).substr(from, to - from), 1, gz);
+            from = to;
+        }
+        const std::string path = files.write("m.gz", gz);
+        // zlib (any gzip reader) skips the field and joins the members.
+        {
+            gzFile f = gzopen(path.c_str(), "rb");
+            QVERIFY(f);
+            std::string z(text.size() + 10, '\0');
+            const int n = gzread(f, z.data(), unsigned(z.size()));
+            gzclose(f);
+            QCOMPARE(z.substr(0, size_t(std::max(n, 0))), text);
+        }
+        uint64_t before = gzipParallelInflates();
+        std::vector<size_t> starts;
+        QCOMPARE(readPlainOrGzip(path, SIZE_MAX, "text", &starts), text);
+        QCOMPARE(gzipParallelInflates(), before + 1);
+        QCOMPARE(starts, cuts);
+        // Equal text, equal bytes.
+        std::string again;
+        writeGzipMember(std::string_view(text).substr(0, cuts[0]), 1, again);
+        QCOMPARE(again, gz.substr(0, memberAt[1]));
+        // A member's stated size one off either way, far too large, or the file with bytes after
+        // its last member: read member by member, the same text.
+        const auto withSize = [&](size_t member, uint64_t size) {
+            std::string b = gz;
+            for (int i = 0; i < 8; ++i)
+                b[memberAt[member] + 16 + size_t(i)] = char(size >> (8 * i));
+            return b;
+        };
+        const uint64_t size2 = memberAt[3] - memberAt[2];
+        int k = 0;
+        for (const std::string& b : {withSize(2, size2 + 1), withSize(2, size2 - 1), withSize(2, uint64_t(1) << 62),
+                                     withSize(0, 0), gz + std::string(5, '\0')}) {
+            before = gzipParallelInflates();
+            starts.clear();
+            QCOMPARE(readPlainOrGzip(files.write("s" + std::to_string(k++) + ".gz", b), SIZE_MAX, "text", &starts), text);
+            QCOMPARE(gzipParallelInflates(), before);
+            QCOMPARE(starts, cuts);
+        }
+        // An ISIZE that lies: the member-by-member reader's error, naming the member's byte.
+        std::string lie = gz;
+        lie[memberAt[3] - 4] = char(lie[memberAt[3] - 4] ^ 1);   // member 2's ISIZE
+        std::string e = test::errorOf([&] { readPlainOrGzip(files.write("lie.gz", lie)); });
+        QVERIFY2(e.find("lie.gz") != std::string::npos && e.find("byte " + std::to_string(memberAt[2])) != std::string::npos,
+                 e.c_str());
+        // Over the limit, and exactly at it.
+        e = test::errorOf([&] { readPlainOrGzip(path, text.size() - 1, "summary"); });
+        QVERIFY2(e.find("m.gz") != std::string::npos && e.find("larger than") != std::string::npos, e.c_str());
+        QCOMPARE(readPlainOrGzip(path, text.size(), "summary"), text);
     }
 
     // A binary summary read in pieces on several threads (many cells, several CPUs) is the

@@ -50,6 +50,7 @@ public:
     void selectCell(int row, int column);
 
     QString metric() const;
+    using QWidget::metric;   // (QPaintDevice's, which the line above would hide)
     QString rowKey() const;
     const SummaryGrid* grid() const;
     std::pair<int, int> selectedCell() const;
