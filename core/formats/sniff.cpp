@@ -91,6 +91,9 @@ uint64_t le64(const std::string& s, size_t at) {
 
 std::atomic<uint64_t> parallelInflates{0};
 
+// Deflate makes at most about 1,032 bytes of one (258 bytes a match of at most 2 bits).
+constexpr size_t kDeflateMaxRatio = 1032;
+
 using Decompressor = std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor*)>;
 Decompressor newDecompressor() {
     Decompressor d(libdeflate_alloc_decompressor(), libdeflate_free_decompressor);
@@ -121,6 +124,8 @@ bool inflateMembersInParallel(const std::string& in, size_t maxBytes, std::strin
         if (size < 24 + 2 + 8 || size > in.size() - at)   // header, the least deflate, trailer
             return false;
         const size_t isize = le32(in, at + size_t(size) - 4);
+        if (isize / kDeflateMaxRatio > size)   // no member makes that much: the trailer lies
+            return false;
         members.push_back({at, size_t(size), total, isize});
         total += isize;
         if (total > maxBytes)
@@ -206,7 +211,10 @@ std::string readPlainOrGzip(const std::string& path, size_t maxBytes, const char
         return out;
     const Decompressor d = newDecompressor();
     const size_t cap = maxBytes == SIZE_MAX ? SIZE_MAX : maxBytes + 1;
-    out.reserve(in.size() >= 18 ? std::min<size_t>(std::max<size_t>(le32(in, in.size() - 4), 1), cap) : 1);
+    // (an ISIZE no member could reach is not believed: memory is not asked for on its word)
+    out.reserve(in.size() >= 18 ? std::min<size_t>({std::max<size_t>(le32(in, in.size() - 4), 1), cap,
+                                                    in.size() * kDeflateMaxRatio})
+                                : 1);
     prefault(out.data(), out.capacity());
     out.resize(out.capacity());
     size_t at = 0, written = 0;
