@@ -152,21 +152,19 @@ void RunSummary::merge(const RunSummary& o) {
     }
 }
 
-uint64_t RunSummary::sequences() const {
-    uint64_t n = 0;
+std::pair<uint64_t, uint64_t> RunSummary::sequencesAndTokens() const {
+    uint64_t sequences = 0, tokens = 0;
     for (const auto& [key, cell] : cells)
-        if (key.key.empty() && key.pos < 0)
-            n += cell.sequences;
-    return n;
+        if (key.key.empty() && key.pos < 0) {
+            sequences += cell.sequences;
+            tokens += cell.tokens;
+        }
+    return {sequences, tokens};
 }
 
-uint64_t RunSummary::tokens() const {
-    uint64_t n = 0;
-    for (const auto& [key, cell] : cells)
-        if (key.key.empty() && key.pos < 0)
-            n += cell.tokens;
-    return n;
-}
+uint64_t RunSummary::sequences() const { return sequencesAndTokens().first; }
+
+uint64_t RunSummary::tokens() const { return sequencesAndTokens().second; }
 
 std::vector<int64_t> RunSummary::steps() const {
     std::vector<int64_t> s;   // the cells are ordered by step first

@@ -22,6 +22,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "core/formats/run.h"
@@ -155,6 +156,7 @@ struct RunSummary {
     void merge(const RunSummary& o);             // throws std::invalid_argument when they clash
     uint64_t sequences() const;                  // from the step cells of scope "all"
     uint64_t tokens() const;
+    std::pair<uint64_t, uint64_t> sequencesAndTokens() const;   // both, in one walk over the cells
     std::vector<int64_t> steps() const;          // ascending; −1 (no step) first when present
     // The cell over every step for a scope (merged from the step cells); nullopt when none.
     std::optional<CellData> total(const std::string& key = "", const std::string& value = "", int pos = -1) const;

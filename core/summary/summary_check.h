@@ -96,14 +96,8 @@ inline void input(const Failer& fail, const SummaryInput& in, const std::string&
 }
 
 // The totals a file states against its cells and its inputs.
-// (RunSummary::sequences() and tokens() in one walk: a 1,000-step summary has 34,000 cells.)
 inline void totals(const Failer& fail, const RunSummary& s, uint64_t sequences, uint64_t tokens) {
-    uint64_t cellSeq = 0, cellTok = 0;
-    for (const auto& [key, cell] : s.cells)
-        if (key.key.empty() && key.pos < 0) {
-            cellSeq += cell.sequences;
-            cellTok += cell.tokens;
-        }
+    const auto [cellSeq, cellTok] = s.sequencesAndTokens();   // one walk: 34,000 cells at 1,000 steps
     if (sequences != cellSeq || tokens != cellTok)
         fail("sequences", "the totals do not match the cells of all sequences");
     uint64_t inSeq = 0, inTok = 0;
