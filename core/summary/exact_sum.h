@@ -24,15 +24,15 @@ public:
     static constexpr int kLimbs = 67;
 
     // Adds a finite double (a non-finite one is the caller's to count; it is ignored here).
-    void add(double x) { add(split(x)); }
+    [[gnu::always_inline]] void add(double x) { add(split(x)); }
 
     // A double cut into the limbs it adds to, once, for adding it to many sums.
     struct Split {
         int limb = -1;           // −1: nothing to add (zero or not finite)
         int64_t c0 = 0, c1 = 0, c2 = 0;   // signed chunks for limbs limb, limb+1, limb+2
     };
-    static Split split(double x);
-    void add(const Split& s) {
+    [[gnu::always_inline]] static Split split(double x);
+    [[gnu::always_inline]] void add(const Split& s) {
         if (s.limb < 0)
             return;
         if (s.limb < base_ || s.limb + 3 > base_ + int(limbs_.size()))
@@ -82,7 +82,7 @@ private:
 };
 
 // Inline: it is on the path of every value a summary counts.
-inline ExactSum::Split ExactSum::split(double x) {
+[[gnu::always_inline]] inline ExactSum::Split ExactSum::split(double x) {
     Split s;
     const uint64_t bits = std::bit_cast<uint64_t>(x);
     const int e = int((bits >> 52) & 0x7ff);

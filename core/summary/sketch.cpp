@@ -14,51 +14,21 @@ const double kGamma = (1 + kRelativeAccuracy) / (1 - kRelativeAccuracy);
 const double kLnGamma = det::log(kGamma);
 }  // namespace
 
-namespace {
+namespace sketch_detail {
 
 int32_t bucketByLog(double magnitude) { return int32_t(std::ceil(det::log(magnitude) / kLnGamma)); }
 
-// log_γ of the mantissa at 4096 steps over [1, 2], and log_γ 2: a value's bucket read from its
-// exponent and top 12 mantissa bits, unless a bucket edge falls within its step (then the log).
-struct LogTable {
-    static constexpr int kBits = 12;
-    double step[(1 << kBits) + 1];
-    double log2;
-    LogTable() {
-        for (int k = 0; k <= (1 << kBits); ++k)
-            step[k] = det::log(1.0 + double(k) / double(1 << kBits)) / kLnGamma;
-        log2 = det::log(2.0) / kLnGamma;
-    }
-};
+LogTable::LogTable() {
+    for (int k = 0; k <= (1 << kBits); ++k)
+        step[k] = det::log(1.0 + double(k) / double(1 << kBits)) / kLnGamma;
+    log2 = det::log(2.0) / kLnGamma;
+}
 
 const LogTable kLogTable;   // after kLnGamma, in this file's order of initialisation
 
-// ceil(z) for |z| < 2^31, as std::ceil gives it, without the library call (x86-64's baseline
-// has no rounding instruction).
-inline int64_t ceilOf(double z) {
-    const int64_t t = int64_t(z);   // toward zero
-    return t + (double(t) < z);
-}
+}  // namespace sketch_detail
 
-}  // namespace
-
-int32_t Sketch::bucketOf(double magnitude) {
-    // ceil(log_γ x) for x = 2^e (1 + f): log_γ x lies in [e log_γ 2 + step[k], e log_γ 2 +
-    // step[k+1]] for the top bits k of f. When one ceiling covers that whole interval (widened
-    // by far more than any rounding here or in det::log), it is the bucket det::log gives;
-    // else det::log decides. Same answer as bucketByLog, about ten times faster.
-    const LogTable& table = kLogTable;
-    const uint64_t bits = det::toBits(magnitude);
-    const int e = int(bits >> 52);
-    if (e == 0 || e >= 0x7ff)
-        return bucketByLog(magnitude);   // subnormal (or not a finite positive number)
-    const size_t k = size_t(bits >> (52 - LogTable::kBits)) & ((size_t(1) << LogTable::kBits) - 1);
-    const double base = double(e - 1023) * table.log2;
-    const int64_t lo = ceilOf(base + table.step[k] - 1e-6), hi = ceilOf(base + table.step[k + 1] + 1e-6);
-    if (lo == hi)
-        return int32_t(lo);
-    return bucketByLog(magnitude);
-}
+using sketch_detail::bucketByLog;
 
 int32_t Sketch::bucketOfByLog(double magnitude) { return bucketByLog(magnitude); }
 
@@ -70,7 +40,7 @@ std::pair<double, double> Sketch::bucketBounds(int32_t index) {
     return {det::exp(double(index - 1) * kLnGamma), det::exp(double(index) * kLnGamma)};
 }
 
-void Sketch::Store::add(int32_t index, uint64_t n) {
+void Sketch::Store::grow(int32_t index, uint64_t n) {
     if (counts.empty()) {
         offset = index;
         counts.assign(1, 0);
@@ -120,19 +90,6 @@ void Sketch::Store::trim() {
     }
     counts = std::vector<uint64_t>(counts.begin() + long(a), counts.begin() + long(b));
     offset += int32_t(a);
-}
-
-void Sketch::add(double x) {
-    if (packed_)
-        unpack();
-    if (x == 0) {
-        ++zero_;
-        return;
-    }
-    if (x > 0)
-        pos_.add(bucketOf(x), 1);
-    else
-        neg_.add(bucketOf(-x), 1);
 }
 
 void Sketch::addBucket(bool negative, int32_t index, uint64_t n) {

@@ -10,23 +10,27 @@
 
 namespace kcx {
 
-bool worseThan(const WorstEntry& a, const WorstEntry& b) {
-    const double x = std::fabs(a.value), y = std::fabs(b.value);
+bool worseThan(double value, int64_t step, const std::string& id, int64_t position, const WorstEntry& b) {
+    const double x = std::fabs(value), y = std::fabs(b.value);
     if (x != y)
         return x > y;
-    if (a.value != b.value)
-        return a.value > b.value;
-    if (a.step != b.step)
-        return a.step < b.step;
-    if (a.id != b.id)
-        return a.id < b.id;
-    return a.position < b.position;
+    if (value != b.value)
+        return value > b.value;
+    if (step != b.step)
+        return step < b.step;
+    if (id != b.id)
+        return id < b.id;
+    return position < b.position;
 }
+
+bool worseThan(const WorstEntry& a, const WorstEntry& b) { return worseThan(a.value, a.step, a.id, a.position, b); }
 
 void MetricCell::offerWorst(const WorstEntry& e) {
     if (worst.size() >= kWorstKept && !worseThan(e, worst.back()))
         return;
-    worst.insert(std::upper_bound(worst.begin(), worst.end(), e, worseThan), e);
+    worst.insert(std::upper_bound(worst.begin(), worst.end(), e,
+                                  [](const WorstEntry& a, const WorstEntry& b) { return worseThan(a, b); }),
+                 e);
     if (worst.size() > kWorstKept)
         worst.pop_back();
 }

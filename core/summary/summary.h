@@ -44,6 +44,8 @@ struct WorstEntry {
     bool operator==(const WorstEntry&) const = default;
 };
 bool worseThan(const WorstEntry& a, const WorstEntry& b);
+// The same for an entry not made yet (kcx summarize: most values do not enter).
+bool worseThan(double value, int64_t step, const std::string& id, int64_t position, const WorstEntry& b);
 
 struct MetricCell {
     uint64_t count = 0, missing = 0, nonfinite = 0;

@@ -20,6 +20,7 @@ namespace kcx {
 namespace {
 
 constexpr int kPosBuckets = int(std::size(kPositionEdges));
+constexpr int kMaxSlotsPerCombo = 8;   // all tokens, a position bucket, one per token-level key
 
 // The cells a sequence's tokens go to: the same for every sequence of one step and one set
 // of sequence-level labels (a "profile").
@@ -149,6 +150,8 @@ Fine makeFine(const Run& run, const Layout& L) {
         F.combos *= radix[t];
     }
     F.W = 2 + int(T);
+    if (F.W > kMaxSlotsPerCombo)
+        throw std::logic_error("summarize: more token-level keys than a segment holds");
     F.comboSlots.assign(size_t(F.combos) * size_t(F.W), -1);
     for (int combo = 0; combo < F.combos; ++combo) {
         int* out = F.comboSlots.data() + size_t(combo) * size_t(F.W);
@@ -295,6 +298,61 @@ struct SeqScratch {
     }
 };
 
+// Consecutive tokens of one sequence that go to one fine accumulator, and the running
+// figures of that accumulator's slots.
+struct Segment {
+    const double* values;
+    size_t begin, end, seqBegin;
+    const std::string* id;
+    int64_t step;
+    Partial* slots[kMaxSlotsPerCombo] = {};
+    int nSlots = 0;
+};
+
+// A segment's values into its fine accumulator and slots: what MetricCell::add, offerWorst
+// and the slots' running figures do for each value, with the cell's figures and the worst
+// entries' threshold held in registers (the same figures: min, max and the exact sums do not
+// depend on grouping, and each slot's running sum adds its values in the same order).
+inline void addSegment(MetricCell& m, const Segment& g) {
+    double lo = m.count ? m.min : INFINITY, hi = m.count ? m.max : -INFINITY;
+    uint64_t n = 0;
+    // Below the last kept entry's magnitude a value cannot enter; at it, only a tie-break can
+    // let it in (many metrics are 0 for most tokens).
+    const auto threshold = [&] { return m.worst.size() < kWorstKept ? -1.0 : std::fabs(m.worst.back().value); };
+    double worst = threshold();
+    for (size_t i = g.begin; i < g.end; ++i) {
+        const double v = g.values[i];
+        if (std::isnan(v)) {
+            (isMissing(v) ? m.missing : m.nonfinite)++;
+            continue;
+        }
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+        ++n;
+        m.sum.add(v);
+        m.sumSq.add(v * v);
+        m.sketch.add(v);
+        if (std::fabs(v) >= worst) {
+            const int64_t position = int64_t(i - g.seqBegin);
+            if (m.worst.size() < kWorstKept || worseThan(v, g.step, *g.id, position, m.worst.back())) {
+                m.offerWorst({v, *g.id, position, g.step});
+                worst = threshold();
+            }
+        }
+        for (int k = 0; k < g.nSlots; ++k) {
+            Partial& pt = *g.slots[k];
+            ++pt.n;
+            pt.sum += v;
+            pt.max = std::max(pt.max, v);
+        }
+    }
+    if (n) {
+        m.count += n;
+        m.min = lo;
+        m.max = hi;
+    }
+}
+
 // What the first pass sums per cell: tokens, sequences and the per-run sums.
 struct RunAcc {
     uint64_t sequences = 0, tokens = 0;
@@ -343,37 +401,45 @@ RunSummary summarizeWhole(std::shared_ptr<const Run> runPtr, const SummarizeOpti
             SeqScratch scratch(F.K);
             for (size_t s = b; s < e; ++s) {
                 const int32_t slot0 = L.profileOf[s] * F.K;
-                for (size_t i = run.seqBegin(s); i < run.seqEnd(s); ++i) {
-                    const double a = run.lpTrain[i], q = run.lpInf[i];
+                const size_t t1 = run.seqEnd(s);
+                for (size_t i = run.seqBegin(s); i < t1;) {
+                    // A segment (addSegment): every token touches its slots, a missing one too.
                     const int32_t f = F.fineOf[i];
+                    size_t j = i + 1;
+                    while (j < t1 && F.fineOf[j] == f)
+                        ++j;
                     RunAcc& d = (*fine)[f];
-                    ++d.tokens;
-                    const int* sl = F.slots(F.comboOfFine[size_t(f)]);
-                    if (isMissing(a) || isMissing(q) || !std::isfinite(a) || !std::isfinite(q)) {
-                        ((isMissing(a) || isMissing(q)) ? d.run.missing : d.run.nonfinite)++;
-                        for (int j = 0; j < F.W && sl[j] >= 0; ++j)
-                            scratch.at(sl[j]);
-                        continue;
-                    }
-                    const double w = det::exp(a - q), pa = det::exp(a), pq = det::exp(q);
+                    d.tokens += j - i;
                     RunSums& r = d.run;
-                    ++r.pairs;
-                    r.sp.add(pa);
-                    r.sq.add(pq);
-                    r.sp2.add(pa * pa);
-                    r.sq2.add(pq * pq);
-                    r.spq.add(pa * pq);
-                    if (std::isfinite(w)) {
-                        ++r.ratios;
-                        r.sw.add(w);
-                        r.sw2.add(w * w);
-                    } else {
-                        ++r.nonfinite;
-                    }
-                    for (int j = 0; j < F.W && sl[j] >= 0; ++j) {
-                        Partial& pt = scratch.at(sl[j]);
-                        ++pt.n;
-                        pt.sum += q - a;
+                    Partial* slots[kMaxSlotsPerCombo];
+                    int nSlots = 0;
+                    const int* sl = F.slots(F.comboOfFine[size_t(f)]);
+                    for (int k = 0; k < F.W && sl[k] >= 0; ++k)
+                        slots[nSlots++] = &scratch.at(sl[k]);
+                    for (; i < j; ++i) {
+                        const double a = run.lpTrain[i], q = run.lpInf[i];
+                        if (isMissing(a) || isMissing(q) || !std::isfinite(a) || !std::isfinite(q)) {
+                            ((isMissing(a) || isMissing(q)) ? r.missing : r.nonfinite)++;
+                            continue;
+                        }
+                        const double w = det::exp(a - q), pa = det::exp(a), pq = det::exp(q);
+                        ++r.pairs;
+                        r.sp.add(pa);
+                        r.sq.add(pq);
+                        r.sp2.add(pa * pa);
+                        r.sq2.add(pq * pq);
+                        r.spq.add(pa * pq);
+                        if (std::isfinite(w)) {
+                            ++r.ratios;
+                            r.sw.add(w);
+                            r.sw2.add(w * w);
+                        } else {
+                            ++r.nonfinite;
+                        }
+                        for (int k = 0; k < nSlots; ++k) {
+                            ++slots[k]->n;
+                            slots[k]->sum += q - a;
+                        }
                     }
                 }
                 // A sequence belongs to its base cells even when it has no token.
@@ -434,25 +500,20 @@ RunSummary summarizeWhole(std::shared_ptr<const Run> runPtr, const SummarizeOpti
                         m.offerWorst({v, run.ids[s], -1, L.stepOf[s]});
                     continue;
                 }
-                const size_t t0 = run.seqBegin(s);
-                for (size_t i = t0; i < run.seqEnd(s); ++i) {
-                    const double v = values->values[i];
+                const size_t t0 = run.seqBegin(s), t1 = run.seqEnd(s);
+                for (size_t i = t0; i < t1;) {
+                    // A segment: the sequence's next tokens that go to one fine accumulator
+                    // (the same position bucket and token-level codes), added at once.
                     const int32_t f = F.fineOf[i];
-                    MetricCell& m = (*fine)[f];
-                    if (std::isnan(v)) {
-                        (isMissing(v) ? m.missing : m.nonfinite)++;
-                        continue;
-                    }
-                    m.add(v);
-                    if (m.worst.size() < kWorstKept || std::fabs(v) >= std::fabs(m.worst.back().value))
-                        m.offerWorst({v, run.ids[s], int64_t(i - t0), L.stepOf[s]});
+                    size_t j = i + 1;
+                    while (j < t1 && F.fineOf[j] == f)
+                        ++j;
+                    Segment g{values->values.data(), i, j, t0, &run.ids[s], L.stepOf[s], {}, 0};
                     const int* sl = F.slots(F.comboOfFine[size_t(f)]);
-                    for (int j = 0; j < F.W && sl[j] >= 0; ++j) {
-                        Partial& pt = scratch.at(sl[j]);
-                        ++pt.n;
-                        pt.sum += v;
-                        pt.max = std::max(pt.max, v);
-                    }
+                    for (int k = 0; k < F.W && sl[k] >= 0; ++k)
+                        g.slots[g.nSlots++] = &scratch.at(sl[k]);
+                    addSegment((*fine)[f], g);
+                    i = j;
                 }
                 scratch.flush([&](int k, const Partial& pt) {
                     if (!pt.n)
