@@ -150,53 +150,79 @@ void Sketch::forEachBucket(bool negative, F&& f) const {
 
 namespace {
 
-// Encodes (index, count) pairs, ascending and counts > 0, as a store (Sketch::encodeStore).
-void encodePairs(std::string& out, const std::vector<std::pair<int32_t, uint64_t>>& pairs) {
-    size_t entries = 0;
-    for (size_t i = 0; i < pairs.size(); ++i)
-        entries += 1 + (i && pairs[i].first > pairs[i - 1].first + 1);
-    using leb128::putU;
-    putU(out, entries);
-    if (!entries)
-        return;
-    leb128::putS(out, pairs.front().first);
-    for (size_t i = 0; i < pairs.size(); ++i) {
-        if (i && pairs[i].first > pairs[i - 1].first + 1) {
-            putU(out, 0);
-            putU(out, uint64_t(pairs[i].first - pairs[i - 1].first - 1));
-        }
-        putU(out, pairs[i].second);
-    }
+// The first and one past the last non-zero count of a store (a == b: empty).
+std::pair<size_t, size_t> nonZeroSpan(const Sketch::Store& t) {
+    size_t a = 0, b = t.counts.size();
+    while (a < b && t.counts[a] == 0)
+        ++a;
+    while (b > a && t.counts[b - 1] == 0)
+        --b;
+    return {a, b};
 }
 
 }  // namespace
 
 void Sketch::encodeStore(std::string& out, const Store& t) {
-    std::vector<std::pair<int32_t, uint64_t>> pairs;
-    for (size_t i = 0; i < t.counts.size(); ++i)
-        if (t.counts[i])
-            pairs.emplace_back(t.offset + int32_t(i), t.counts[i]);
-    encodePairs(out, pairs);
+    using leb128::putU;
+    const auto [a, b] = nonZeroSpan(t);
+    size_t entries = 0;
+    for (size_t i = a; i < b; ++i)   // a count each, and one entry per run of empty buckets
+        entries += t.counts[i] != 0 || t.counts[i - 1] != 0;
+    putU(out, entries);
+    if (!entries)
+        return;
+    leb128::putS(out, int64_t(t.offset) + int64_t(a));
+    for (size_t i = a; i < b;) {
+        if (t.counts[i]) {
+            putU(out, t.counts[i++]);
+            continue;
+        }
+        const size_t from = i;
+        while (t.counts[i] == 0)
+            ++i;
+        putU(out, 0);
+        putU(out, uint64_t(i - from));
+    }
+}
+
+void Sketch::encode(std::string& out) const {
+    leb128::putU(out, zero_);
+    if (const Packed* p = packed_.get()) {   // read from a file: its bytes are the encoding
+        const size_t end = walkPacked(*p->bytes, p->neg, [](int32_t, uint64_t) {});
+        out.append(*p->bytes, p->pos, end - p->pos);
+        return;
+    }
+    encodeStore(out, pos_);
+    encodeStore(out, neg_);
 }
 
 void Sketch::pack() {
     if (packed_ || (pos_.empty() && neg_.empty()))
         return;
-    auto bytes = std::make_shared<std::string>();
+    // Encoded where it is (no trimmed copies), then copied once into bytes of its size.
+    thread_local std::string scratch;
+    scratch.clear();
     auto p = std::make_shared<Packed>();
-    pos_.trim();
-    neg_.trim();
-    encodeStore(*bytes, pos_);
-    p->neg = uint32_t(bytes->size());
-    encodeStore(*bytes, neg_);
-    bytes->shrink_to_fit();
+    encodeStore(scratch, pos_);
+    p->neg = uint32_t(scratch.size());
+    encodeStore(scratch, neg_);
+    const auto [pa, pb] = nonZeroSpan(pos_);
+    const auto [na, nb] = nonZeroSpan(neg_);
     p->posTotal = pos_.total();
     p->negTotal = neg_.total();
-    p->posLo = pos_.offset;
-    p->posHi = pos_.offset + int32_t(pos_.counts.size()) - 1;
-    p->negLo = neg_.offset;
-    p->negHi = neg_.offset + int32_t(neg_.counts.size()) - 1;
-    p->bytes = std::move(bytes);
+    p->posLo = pos_.offset + int32_t(pa);
+    p->posHi = pos_.offset + int32_t(pb) - 1;
+    p->negLo = neg_.offset + int32_t(na);
+    p->negHi = neg_.offset + int32_t(nb) - 1;
+    if (pa == pb) {   // as a trimmed empty store says it
+        p->posLo = 0;
+        p->posHi = -1;
+    }
+    if (na == nb) {
+        p->negLo = 0;
+        p->negHi = -1;
+    }
+    p->bytes = std::make_shared<const std::string>(scratch);
     pos_ = {};
     neg_ = {};
     packed_ = std::move(p);

@@ -124,8 +124,11 @@ public:
     // Packs a dense sketch into bytes of its own (kcx summarize, once a metric's cells are
     // complete: a per-step cell's dense stores span hundreds of buckets for a few values).
     void pack();
-    // Appends a trimmed store's encoding (the binary container's) to `out`.
-    static void encodeStore(std::string& out, const Store& trimmed);
+    // Appends a store's encoding (the binary container's; zero counts at either end are
+    // not part of it) to `out`.
+    static void encodeStore(std::string& out, const Store& s);
+    // Appends the sketch's encoding: zeros, then both stores.
+    void encode(std::string& out) const;
     // Walks a store's encoding from `at`: f(bucket index, count) for each non-empty bucket,
     // in ascending index; returns where the encoding ends.
     template <class F>

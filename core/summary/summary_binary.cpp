@@ -45,16 +45,7 @@ public:
         for (uint32_t l : c.limbs)
             u(l);
     }
-    void sketch(const Sketch& k) {
-        u(k.zeros());
-        if (const Sketch::Packed* p = k.packed()) {   // read from a file: its bytes are the encoding
-            const size_t end = Sketch::walkPacked(*p->bytes, p->neg, [](int32_t, uint64_t) {});
-            out_.append(*p->bytes, p->pos, end - p->pos);
-            return;
-        }
-        Sketch::encodeStore(out_, k.store(false));
-        Sketch::encodeStore(out_, k.store(true));
-    }
+    void sketch(const Sketch& k) { k.encode(out_); }
     std::string& bytes() { return out_; }
 
 private:
