@@ -113,7 +113,7 @@ const MetricCell* RunSummary::metric(const CellData& d, const std::string& name,
     return &implied;
 }
 
-void RunSummary::merge(const RunSummary& o) {
+std::vector<std::string> RunSummary::takeHead(const RunSummary& o) {
     if (ppoClip != o.ppoClip)
         throw std::invalid_argument("the summaries were made with different --ppo-clip (" + std::to_string(ppoClip) +
                                     " and " + std::to_string(o.ppoClip) + ")");
@@ -148,11 +148,49 @@ void RunSummary::merge(const RunSummary& o) {
     hasRewards = hasRewards || o.hasRewards;
     inputs.insert(inputs.end(), o.inputs.begin(), o.inputs.end());
     std::sort(inputs.begin(), inputs.end());
+    return gained;
+}
+
+void RunSummary::merge(const RunSummary& o) {
+    const std::vector<std::string> gained = takeHead(o);
     for (const auto& [key, cell] : o.cells) {
         CellData& into = cells[key];
         into.merge(cell);
         for (const std::string& name : gained)
             into.metrics[name].missing += cell.tokens;
+    }
+}
+
+bool RunSummary::mergeHead(const RunSummary& o) {
+    // A part whose data differ (top-k, logits) changes which metrics the cells merged so far
+    // count as missing: merge() it once they are all in.
+    if (o.hasTopK != hasTopK || o.hasLogits != hasLogits)
+        return false;
+    takeHead(o);   // no metric gained: the same data
+    return true;
+}
+
+void RunSummary::mergeCells(const std::vector<RunSummary>& parts) {
+    using It = std::map<CellKey, CellData>::const_iterator;
+    std::vector<It> at;
+    for (const RunSummary& p : parts)
+        at.push_back(p.cells.begin());
+    auto hint = cells.begin();
+    for (;;) {
+        const CellKey* next = nullptr;   // the least key the parts have left
+        for (size_t k = 0; k < parts.size(); ++k)
+            if (at[k] != parts[k].cells.end() && (!next || at[k]->first < *next))
+                next = &at[k]->first;
+        if (!next)
+            return;
+        const auto into = cells.try_emplace(hint, *next);
+        const CellKey& key = into->first;
+        for (size_t k = 0; k < parts.size(); ++k)
+            if (at[k] != parts[k].cells.end() && at[k]->first == key) {
+                into->second.merge(at[k]->second);
+                ++at[k];
+            }
+        hint = std::next(into);
     }
 }
 

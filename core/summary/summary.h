@@ -156,12 +156,25 @@ struct RunSummary {
     const MetricCell* metric(const CellData& d, const std::string& name, MetricCell& implied) const;
 
     void merge(const RunSummary& o);             // throws std::invalid_argument when they clash
+    // merge() in two halves, for many parts merged cell by cell (kcx merge's batches):
+    // mergeHead(o) does merge's checks (it throws as merge would) and takes o's inputs, when
+    // o's data (top-k, logits) are this summary's; false, and nothing done, when they are not
+    // (then merge(o)). mergeCells then adds the cells of parts whose heads were merged, key
+    // by key across them, so that each merged cell takes all their contributions while it is
+    // in cache. The result is merge's for each part in order.
+    bool mergeHead(const RunSummary& o);
+    void mergeCells(const std::vector<RunSummary>& parts);
     uint64_t sequences() const;                  // from the step cells of scope "all"
     uint64_t tokens() const;
     std::pair<uint64_t, uint64_t> sequencesAndTokens() const;   // both, in one walk over the cells
     std::vector<int64_t> steps() const;          // ascending; −1 (no step) first when present
     // The cell over every step for a scope (merged from the step cells); nullopt when none.
     std::optional<CellData> total(const std::string& key = "", const std::string& value = "", int pos = -1) const;
+
+private:
+    // merge's checks and everything but o's cells; returns the metrics `o` lacks inputs for
+    // and the result does not (o's cells count their tokens missing for them).
+    std::vector<std::string> takeHead(const RunSummary& o);
 };
 
 // Reduces a run. The run's inputs (paths and hashes) are the caller's to fill in.

@@ -504,24 +504,42 @@ RunSummary readSummary(const std::string& path) {
 
 namespace {
 
-// In order, one after another: the error a bad part or a clash gives names the same file
-// whatever the machine.
-RunSummary readSummariesInOrder(const std::vector<std::string>& paths) {
+// Parts whose heads are merged (RunSummary::mergeHead) wait, this many at most, to have
+// their cells merged into the total key by key across them (mergeCells): the total's cells
+// stay in cache while every part of the batch is added to them.
+constexpr size_t kMergeBatch = 8;
+
+// Parts [b, e) read in order and merged, each checked against the total as soon as it is
+// read: the error a bad part or a clash gives names the same file whatever the machine.
+RunSummary readAndMerge(const std::vector<std::string>& paths, size_t b, size_t e) {
     RunSummary total;
-    for (size_t i = 0; i < paths.size(); ++i) {
+    std::vector<RunSummary> batch;
+    for (size_t i = b; i < e; ++i) {
         RunSummary s = readSummary(paths[i]);
-        if (i == 0) {
+        if (i == b) {
             total = std::move(s);
             continue;
         }
         try {
-            total.merge(s);
-        } catch (const std::invalid_argument& e) {
-            throw InputError::inFile(paths[i], e.what());
+            if (total.mergeHead(s)) {
+                batch.push_back(std::move(s));
+            } else {
+                total.mergeCells(batch);
+                batch.clear();
+                total.merge(s);
+            }
+        } catch (const std::invalid_argument& err) {
+            throw InputError::inFile(paths[i], err.what());
+        }
+        if (batch.size() == kMergeBatch || i + 1 == e) {
+            total.mergeCells(batch);
+            batch.clear();
         }
     }
     return total;
 }
+
+RunSummary readSummariesInOrder(const std::vector<std::string>& paths) { return readAndMerge(paths, 0, paths.size()); }
 
 }  // namespace
 
@@ -538,13 +556,7 @@ RunSummary readSummaries(const std::vector<std::string>& paths, int threads) {
     std::vector<char> failed(workers, 0);
     parallelChunks(paths.size(), workers, int(workers), [&](size_t c, size_t b, size_t e) {
         try {
-            for (size_t i = b; i < e; ++i) {
-                RunSummary s = readSummary(paths[i]);
-                if (i == b)
-                    totals[c] = std::move(s);
-                else
-                    totals[c].merge(s);
-            }
+            totals[c] = readAndMerge(paths, b, e);
         } catch (...) {
             failed[c] = 1;
         }

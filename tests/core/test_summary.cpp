@@ -149,6 +149,42 @@ private slots:
         QVERIFY(edges > 80000);
     }
 
+    // A store's encoding (docs/summaries.md, "The binary container") by hand: entries, the
+    // first bucket zigzagged, counts, "0 k" for k empty buckets; zero counts at either end of
+    // a dense store are not written. And eight one-byte counts at a time (the reader's and
+    // Sketch::merge's shortcut) walk the same buckets as one at a time.
+    void storeEncodingByHand() {
+        Sketch::Store st;
+        st.offset = 10;
+        st.counts = {0, 0, 3, 1, 0, 0, 0, 200, 0};   // buckets 12, 13, 17 (14 to 16 empty)
+        std::string out;
+        Sketch::encodeStore(out, st);
+        QCOMPARE(out, std::string("\x04\x18\x03\x01\x00\x03\xc8\x01", 8));
+        Sketch dense;
+        std::vector<std::pair<int32_t, uint64_t>> want;
+        for (int32_t b = -40; b < 40; ++b) {
+            const uint64_t c = b == 7 ? 300 : (b % 13 == 0 ? 0 : uint64_t(1 + (b + 40) % 127));
+            if (c) {
+                dense.addBucket(false, b, c);
+                want.emplace_back(b, c);
+            }
+        }
+        Sketch packed = dense;
+        packed.pack();
+        std::vector<std::pair<int32_t, uint64_t>> got;
+        const Sketch::Packed* p = packed.packed();
+        QVERIFY(p);
+        Sketch::walkPacked(*p->bytes, p->pos, [&](int32_t b, uint64_t c) { got.emplace_back(b, c); });
+        QVERIFY(got == want);
+        QCOMPARE(p->posLo, -40);   // -39 and 39 are empty (b % 13 == 0)
+        QCOMPARE(p->posHi, 38);
+        Sketch twice = dense;
+        twice.merge(packed);
+        const Sketch::Store sum = twice.store(false);
+        for (const auto& [b, c] : want)
+            QCOMPARE(sum.counts[size_t(b - sum.offset)], 2 * c);
+    }
+
     // Every rank of the sketch lies within 1 % of the value of that rank.
     void sketchRanksWithinOnePercent() {
         std::mt19937_64 rng(2);
@@ -433,6 +469,75 @@ private slots:
             QVERIFY(parts[0].cells == whole.cells);
             QCOMPARE(summaryJsonText(parts[0]), wholeText);
         }
+    }
+
+    // RunSummary::mergeHead and mergeCells (kcx merge's batches): the cells merged key by key
+    // across the parts give the summary of merging the parts one after another, in batches of
+    // any size; a part whose data differ (top-k) is left to merge(); a clash throws at once.
+    void mergeInBatchesIsMergeOneByOne() {
+        auto run = makeRun(9, 200, 4);
+        const RunSummary whole = summarizeRun(run, {0.2, 2});
+        std::vector<RunSummary> parts;
+        const size_t N = run->sequenceCount();
+        for (size_t k = 0; k < 13; ++k) {
+            parts.push_back(summarizeRun(shardOf(*run, N * k / 13, N * (k + 1) / 13), {0.2, 1}));
+            parts.back().inputs = {{std::string("p").append(std::to_string(k)), std::string(64, char('a' + k)), 1, 1}};
+        }
+        // As kcx merge does it (summary_io.cpp, readAndMerge), with batches of `batch`.
+        const auto inBatches = [&](const std::vector<RunSummary>& ps, size_t batch) {
+            RunSummary total = ps[0];
+            std::vector<RunSummary> held;
+            for (size_t k = 1; k < ps.size(); ++k) {
+                if (total.mergeHead(ps[k])) {
+                    held.push_back(ps[k]);
+                } else {
+                    total.mergeCells(held);
+                    held.clear();
+                    total.merge(ps[k]);
+                }
+                if (held.size() == batch || k + 1 == ps.size()) {
+                    total.mergeCells(held);
+                    held.clear();
+                }
+            }
+            return total;
+        };
+        for (size_t batch : {1, 2, 5, 12}) {
+            const RunSummary total = inBatches(parts, batch);
+            QVERIFY(total.cells == whole.cells);
+            QCOMPARE(total.inputs.size(), parts.size());
+        }
+        // Part 5 as if its data had top-k: one tv_lower value 0.5 in each of its cells.
+        std::vector<RunSummary> mixed = parts;
+        mixed[5].hasTopK = true;
+        for (auto& [key, cell] : mixed[5].cells)
+            if (cell.tokens) {
+                MetricCell& tv = cell.metrics["tv_lower"];
+                tv.add(0.5);
+                tv.missing = cell.tokens - 1;
+            }
+        RunSummary oneByOne = mixed[0];
+        for (size_t k = 1; k < mixed.size(); ++k)
+            oneByOne.merge(mixed[k]);
+        const RunSummary batched = inBatches(mixed, 4);
+        QCOMPARE(summaryBinaryBytes(batched), summaryBinaryBytes(oneByOne));
+        QVERIFY(batched.hasTopK);
+        size_t checked = 0;
+        for (const auto& [key, cell] : mixed[5].cells) {
+            if (!cell.tokens)
+                continue;
+            const MetricCell& tv = batched.cells.at(key).metrics.at("tv_lower");
+            QCOMPARE(tv.count, uint64_t(1));
+            QCOMPARE(tv.missing, whole.cells.at(key).tokens - 1);
+            ++checked;
+        }
+        QVERIFY(checked > 10);
+        // Part 3's input again: refused before any of its cells is merged.
+        RunSummary t = parts[0];
+        QVERIFY(t.mergeHead(parts[3]));
+        RunSummary again = parts[7];
+        again.inputs = parts[3].inputs;
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, t.mergeHead(again));
     }
 
     // SPEC 10: a contract evaluated on a summary never contradicts the raw run: each result
