@@ -129,6 +129,17 @@ inline VecD expVInRange(VecD x) {
     return er * (VecD)((kb + 1023) << 52);
 }
 
+// y[i] = exp(x[i]) for i < n, expV a vector at a time: det::exp to the bit in every lane.
+// x and y hold n rounded up to whole vectors (the lanes past n are computed and unused).
+inline void expMany(const double* x, double* y, size_t n) {
+    for (size_t i = 0; i < n; i += kVecLanes) {
+        VecD v;
+        __builtin_memcpy(&v, x + i, sizeof v);
+        v = expV(v);
+        __builtin_memcpy(y + i, &v, sizeof v);
+    }
+}
+
 // ln(1 + f) for f = m - 1, m in [sqrt(1/2), sqrt(2)): with s = f / (2 + f),
 // ln(1 + f) = 2 atanh(s) = f - f^2/2 + s (f^2/2 + R), R = sum 2 s^2n / (2n + 1).
 inline double log1pReduced(double f) {

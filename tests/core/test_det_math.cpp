@@ -200,6 +200,18 @@ private slots:
         QCOMPARE(differ, size_t(0));
         QCOMPARE(differInRange, size_t(0));
         QVERIFY(inRange > 90000);
+        // det::expMany (kcx summarize's first pass), over the same values, and over the first
+        // 21 alone (a count that is not whole vectors: the lanes past it are computed, unused).
+        std::vector<double> y(x.size());
+        det::expMany(x.data(), y.data(), x.size());
+        size_t differMany = 0;
+        for (size_t i = 0; i < x.size(); ++i)
+            differMany += std::bit_cast<uint64_t>(y[i]) != std::bit_cast<uint64_t>(det::exp(x[i]));
+        QCOMPARE(differMany, size_t(0));
+        std::vector<double> head(x.begin(), x.begin() + 24), out(24, -1.0);
+        det::expMany(head.data(), out.data(), 21);
+        for (size_t i = 0; i < 21; ++i)
+            QCOMPARE(std::bit_cast<uint64_t>(out[i]), std::bit_cast<uint64_t>(det::exp(head[i])));
         det::VecD edge;
         std::memcpy(&edge, x.data() + 6 - 6 % W, sizeof edge);
         QCOMPARE(double(det::expV(edge)[6 % W]), 4.9406564584124654e-324);   // exp(-745.1): the smallest subnormal
