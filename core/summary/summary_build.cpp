@@ -13,261 +13,16 @@
 #include "core/base/parallel.h"
 #include "core/metrics/derived_slices.h"
 #include "core/summary/summary.h"
+#include "core/summary/summary_layout.h"
 #include "core/formats/tensor_run.h"
 
 namespace kcx {
 
 namespace {
 
-constexpr int kPosBuckets = int(std::size(kPositionEdges));
-constexpr int kMaxSlotsPerCombo = 8;   // all tokens, a position bucket, one per token-level key
+using namespace summary_layout;
 
-// The cells a sequence's tokens go to: the same for every sequence of one step and one set
-// of sequence-level labels (a "profile").
-struct Profile {
-    std::vector<int> base;                          // pos −1: all, then each labelled value
-    std::vector<int> pos[kPosBuckets];              // the same crossed with the position bucket
-    std::vector<std::vector<int>> tokenKey;         // per token-level derived key: cell per code
-};
-
-struct Layout {
-    std::vector<CellKey> keys;                      // cell id -> key
-    std::map<CellKey, int> ids;
-    std::vector<Profile> profiles;
-    std::vector<int> profileOf;                     // per sequence
-    std::vector<int64_t> stepOf;                    // per sequence
-    std::vector<std::shared_ptr<const DerivedCodes>> tokenCodes;   // token-level derived keys
-    int cell(const CellKey& k) {
-        auto [it, fresh] = ids.emplace(k, int(keys.size()));
-        if (fresh)
-            keys.push_back(k);
-        return it->second;
-    }
-};
-
-Layout makeLayout(const Run& run, MetricEngine& engine) {
-    Layout L;
-    const size_t N = run.sequenceCount();
-    const std::vector<int64_t> steps = run.steps();
-    L.stepOf = steps.empty() ? std::vector<int64_t>(N, -1) : steps;
-    // Sequence-level keys: the labelled ones (step is the cells' own axis), then the derived.
-    struct SeqKey {
-        std::string name;
-        std::vector<std::string> values;
-        int labelIndex = -1;                                // into run.slices
-        std::shared_ptr<const DerivedCodes> codes;          // or derived
-    };
-    std::vector<SeqKey> seqKeys;
-    for (size_t k = 0; k < run.slices.keys.size(); ++k) {
-        if (!steps.empty() && run.slices.keys[k] == kStepKey)
-            continue;
-        seqKeys.push_back({run.slices.keys[k], run.slices.values[k], int(k), nullptr});
-    }
-    std::vector<std::string> tokenKeyNames;
-    for (const std::string& key : engine.derived().available()) {
-        if (key == "derived.pos_bucket")
-            continue;   // the cells' position axis
-        auto codes = engine.derived().get(key);
-        if (codes->level == DerivedLevel::Sequence) {
-            seqKeys.push_back({key, codes->values, -1, codes});
-        } else {
-            L.tokenCodes.push_back(codes);
-            tokenKeyNames.push_back(key);
-        }
-    }
-    std::map<std::vector<int64_t>, int> profileIds;
-    L.profileOf.resize(N);
-    std::vector<int64_t> sig;
-    for (size_t s = 0; s < N; ++s) {
-        sig.assign(1, L.stepOf[s]);
-        for (const SeqKey& k : seqKeys) {
-            if (k.labelIndex >= 0)
-                sig.push_back(run.slices.codes[s * run.slices.keys.size() + size_t(k.labelIndex)]);
-            else
-                sig.push_back(k.codes->sequence[s]);
-        }
-        auto [it, fresh] = profileIds.emplace(sig, int(L.profiles.size()));
-        L.profileOf[s] = it->second;
-        if (!fresh)
-            continue;
-        Profile p;
-        const int64_t step = L.stepOf[s];
-        p.base.push_back(L.cell({step, "", "", -1}));
-        for (int b = 0; b < kPosBuckets; ++b)
-            p.pos[b].push_back(L.cell({step, "", "", b}));
-        for (size_t k = 0; k < seqKeys.size(); ++k) {
-            const int64_t code = sig[k + 1];
-            if (code < 0)
-                continue;
-            const std::string& value = seqKeys[k].values[size_t(code)];
-            p.base.push_back(L.cell({step, seqKeys[k].name, value, -1}));
-            for (int b = 0; b < kPosBuckets; ++b)
-                p.pos[b].push_back(L.cell({step, seqKeys[k].name, value, b}));
-        }
-        for (size_t t = 0; t < L.tokenCodes.size(); ++t) {
-            std::vector<int> byCode;
-            for (const std::string& value : L.tokenCodes[t]->values)
-                byCode.push_back(L.cell({step, tokenKeyNames[t], value, -1}));
-            p.tokenKey.push_back(std::move(byCode));
-        }
-        L.profiles.push_back(std::move(p));
-    }
-    return L;
-}
-
-size_t chunksFor(int threads) { return size_t(std::max(1, resolveThreads(threads))) * 2; }
-
-// The finest cells of a block. A token goes to exactly one "fine" accumulator: its sequence's
-// profile × its position bucket × its code for each token-level key (a "combo"). A sequence's
-// figures go to the "slots" of its profile: 0 = all its tokens, 1 + b = its tokens of position
-// bucket b, then one per token-level key and code. A slot's token figures are the sum of its
-// fine accumulators, and a cell's figures the sum of the slots that belong to it (a profile's
-// base cells: slot 0; its cells of bucket b: slot 1 + b; a token key's cell: that key's slot).
-// Each token is added once instead of once per cell (about five cells, or nine with top-k),
-// and since every part merges exactly the cells are the same, bit for bit.
-struct Fine {
-    int combos = kPosBuckets;
-    int K = 1 + kPosBuckets;                        // slots per profile
-    int W = 2;                                      // slots per combo
-    std::vector<int> comboSlots;                    // combos × W
-    std::vector<int32_t> fineOf;                    // per token: its fine accumulator
-    std::vector<int32_t> profileOfFine;             // per fine accumulator
-    std::vector<int32_t> comboOfFine;
-    std::vector<std::vector<int32_t>> fineOfProfile;   // per profile: its fine accumulators
-    std::vector<std::vector<int32_t>> slotsOfCell;      // per cell: its slots (profile × K + slot)
-    size_t fines() const { return profileOfFine.size(); }
-    const int* slots(int combo) const { return comboSlots.data() + size_t(combo) * size_t(W); }
-};
-
-Fine makeFine(const Run& run, const Layout& L) {
-    Fine F;
-    const size_t T = L.tokenCodes.size();
-    std::vector<int> radix(T), slotBase(T);
-    for (size_t t = 0; t < T; ++t) {
-        radix[t] = int(L.tokenCodes[t]->values.size()) + 1;   // code −1 (no value) too
-        slotBase[t] = F.K;
-        F.K += radix[t] - 1;
-        F.combos *= radix[t];
-    }
-    F.W = 2 + int(T);
-    if (F.W > kMaxSlotsPerCombo)
-        throw std::logic_error("summarize: more token-level keys than a segment holds");
-    F.comboSlots.assign(size_t(F.combos) * size_t(F.W), -1);
-    for (int combo = 0; combo < F.combos; ++combo) {
-        int* out = F.comboSlots.data() + size_t(combo) * size_t(F.W);
-        int rest = combo / kPosBuckets;
-        *out++ = 0;
-        *out++ = 1 + combo % kPosBuckets;
-        for (size_t t = 0; t < T; ++t) {
-            const int code = rest % radix[t] - 1;
-            rest /= radix[t];
-            if (code >= 0)
-                *out++ = slotBase[t] + code;
-        }
-    }
-    const size_t P = L.profiles.size(), N = run.sequenceCount();
-    std::vector<int32_t> table(P * size_t(F.combos), -1);
-    F.fineOf.resize(run.tokenCount());
-    F.fineOfProfile.resize(P);
-    for (size_t s = 0; s < N; ++s) {
-        const size_t p = size_t(L.profileOf[s]), t0 = run.seqBegin(s), t1 = run.seqEnd(s);
-        int32_t* row = table.data() + p * size_t(F.combos);
-        for (size_t i = t0; i < t1; ++i) {
-            int combo = 0;
-            for (size_t t = T; t-- > 0;)
-                combo = combo * radix[t] + L.tokenCodes[t]->token[i] + 1;
-            combo = combo * kPosBuckets + positionBucket(i - t0);
-            int32_t& id = row[combo];
-            if (id < 0) {
-                id = int32_t(F.profileOfFine.size());
-                F.profileOfFine.push_back(int32_t(p));
-                F.comboOfFine.push_back(combo);
-                F.fineOfProfile[p].push_back(id);
-            }
-            F.fineOf[i] = id;
-        }
-    }
-    // Slot → cells, inverted.
-    F.slotsOfCell.resize(L.keys.size());
-    for (size_t p = 0; p < P; ++p) {
-        const Profile& pr = L.profiles[p];
-        const int32_t at = int32_t(p) * F.K;
-        for (int c : pr.base)
-            F.slotsOfCell[size_t(c)].push_back(at);
-        for (int b = 0; b < kPosBuckets; ++b)
-            for (int c : pr.pos[b])
-                F.slotsOfCell[size_t(c)].push_back(at + 1 + b);
-        for (size_t t = 0; t < T; ++t)
-            for (size_t code = 0; code < pr.tokenKey[t].size(); ++code)
-                F.slotsOfCell[size_t(pr.tokenKey[t][code])].push_back(at + slotBase[t] + int32_t(code));
-    }
-    return F;
-}
-
-// A chunk's accumulators by id, made on first use (a chunk of consecutive sequences touches
-// few of a block's profiles).
-template <class Acc>
-struct Sparse {
-    std::vector<int32_t> at;
-    std::vector<int32_t> ids;
-    std::vector<Acc> accs;
-    explicit Sparse(size_t n) : at(n, -1) {}
-    Acc& operator[](int32_t id) {
-        int32_t& a = at[size_t(id)];
-        if (a < 0) {
-            a = int32_t(accs.size());
-            ids.push_back(id);
-            accs.emplace_back();
-        }
-        return accs[size_t(a)];
-    }
-};
-
-// The chunks' accumulators summed into one array of n (in chunk order; any order gives the
-// same figures).
-template <class Acc>
-std::vector<Acc> gather(std::vector<std::unique_ptr<Sparse<Acc>>>& parts, size_t n) {
-    std::vector<Acc> out(n);
-    std::vector<char> seen(n, 0);
-    for (auto& part : parts) {
-        if (!part)
-            continue;
-        for (size_t j = 0; j < part->ids.size(); ++j) {
-            const size_t id = size_t(part->ids[j]);
-            if (seen[id]) {
-                out[id].merge(part->accs[j]);
-            } else {
-                out[id] = std::move(part->accs[j]);
-                seen[id] = 1;
-            }
-        }
-        part.reset();
-    }
-    return out;
-}
-
-// Fine accumulators into their profiles' slots, then slots into cells.
-template <class Acc>
-std::vector<Acc> rollUp(const Fine& F, std::vector<Acc>& fine, std::vector<Acc>& slots, int threads) {
-    const size_t P = fine.empty() ? 0 : F.fineOfProfile.size();   // none: a sequence metric
-    parallelChunks(P, std::min(P, chunksFor(threads) * 4), threads, [&](size_t, size_t b, size_t e) {
-        for (size_t p = b; p < e; ++p)
-            for (int32_t f : F.fineOfProfile[p]) {
-                const int* sl = F.slots(F.comboOfFine[size_t(f)]);
-                for (int j = 0; j < F.W && sl[j] >= 0; ++j)
-                    slots[p * size_t(F.K) + size_t(sl[j])].merge(fine[size_t(f)]);
-                fine[size_t(f)] = Acc();
-            }
-    });
-    const size_t C = F.slotsOfCell.size();
-    std::vector<Acc> cells(C);
-    parallelChunks(C, std::min(C, chunksFor(threads) * 4), threads, [&](size_t, size_t b, size_t e) {
-        for (size_t c = b; c < e; ++c)
-            for (int32_t slot : F.slotsOfCell[c])
-                cells[c].merge(slots[size_t(slot)]);
-    });
-    return cells;
-}
+constexpr size_t kExpBlock = 64;   // tokens whose exps the first pass takes at once (whole vectors)
 
 // A sequence's running figures per slot, flushed when the sequence ends.
 struct Partial {
@@ -411,36 +166,52 @@ RunSummary summarizeWhole(std::shared_ptr<const Run> runPtr, const SummarizeOpti
                     RunAcc& d = (*fine)[f];
                     d.tokens += j - i;
                     RunSums& r = d.run;
-                    Partial* slots[kMaxSlotsPerCombo];
+                    Partial* segSlots[kMaxSlotsPerCombo];
                     int nSlots = 0;
                     const int* sl = F.slots(F.comboOfFine[size_t(f)]);
                     for (int k = 0; k < F.W && sl[k] >= 0; ++k)
-                        slots[nSlots++] = &scratch.at(sl[k]);
-                    for (; i < j; ++i) {
-                        const double a = run.lpTrain[i], q = run.lpInf[i];
-                        if (isMissing(a) || isMissing(q) || !std::isfinite(a) || !std::isfinite(q)) {
-                            ((isMissing(a) || isMissing(q)) ? r.missing : r.nonfinite)++;
-                            continue;
+                        segSlots[nSlots++] = &scratch.at(sl[k]);
+                    // The three exps of each token a vector at a time (det::expMany: the
+                    // same bits as det::exp), kExpBlock tokens at once.
+                    alignas(64) double A[kExpBlock], Q[kExpBlock], D[kExpBlock], EW[kExpBlock], EA[kExpBlock],
+                        EQ[kExpBlock];
+                    for (size_t from = i; from < j; from += kExpBlock) {
+                        const size_t n = std::min(kExpBlock, j - from);
+                        for (size_t t = 0; t < kExpBlock; ++t) {
+                            A[t] = t < n ? run.lpTrain[from + t] : 0.0;
+                            Q[t] = t < n ? run.lpInf[from + t] : 0.0;
+                            D[t] = A[t] - Q[t];
                         }
-                        const double w = det::exp(a - q), pa = det::exp(a), pq = det::exp(q);
-                        ++r.pairs;
-                        r.sp.add(pa);
-                        r.sq.add(pq);
-                        r.sp2.add(pa * pa);
-                        r.sq2.add(pq * pq);
-                        r.spq.add(pa * pq);
-                        if (std::isfinite(w)) {
-                            ++r.ratios;
-                            r.sw.add(w);
-                            r.sw2.add(w * w);
-                        } else {
-                            ++r.nonfinite;
-                        }
-                        for (int k = 0; k < nSlots; ++k) {
-                            ++slots[k]->n;
-                            slots[k]->sum += q - a;
+                        det::expMany(D, EW, n);
+                        det::expMany(A, EA, n);
+                        det::expMany(Q, EQ, n);
+                        for (size_t t = 0; t < n; ++t) {
+                            const double a = A[t], q = Q[t];
+                            if (isMissing(a) || isMissing(q) || !std::isfinite(a) || !std::isfinite(q)) {
+                                ((isMissing(a) || isMissing(q)) ? r.missing : r.nonfinite)++;
+                                continue;
+                            }
+                            const double w = EW[t], pa = EA[t], pq = EQ[t];
+                            ++r.pairs;
+                            r.sp.add(pa);
+                            r.sq.add(pq);
+                            r.sp2.add(pa * pa);
+                            r.sq2.add(pq * pq);
+                            r.spq.add(pa * pq);
+                            if (std::isfinite(w)) {
+                                ++r.ratios;
+                                r.sw.add(w);
+                                r.sw2.add(w * w);
+                            } else {
+                                ++r.nonfinite;
+                            }
+                            for (int k = 0; k < nSlots; ++k) {
+                                ++segSlots[k]->n;
+                                segSlots[k]->sum += q - a;
+                            }
                         }
                     }
+                    i = j;
                 }
                 // A sequence belongs to its base cells even when it has no token.
                 scratch.at(0);

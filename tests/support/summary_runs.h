@@ -51,6 +51,18 @@ inline std::shared_ptr<Run> makeRun(uint64_t seed, size_t n, int steps, const st
     return run;
 }
 
+// Type 7 over a sorted vector; *lo (when given) is the lower of the two order statistics it
+// interpolates between.
+inline double type7(const std::vector<double>& x, double q, size_t* lo = nullptr) {
+    const double h = double(x.size() - 1) * q;
+    const size_t l = size_t(std::floor(h));
+    if (lo)
+        *lo = l;
+    if (l + 1 >= x.size())
+        return x[l];
+    return x[l] + (h - double(l)) * (x[l + 1] - x[l]);
+}
+
 // The run's sequences [b, e) as a run of their own (a shard), same ids, labels and steps.
 inline std::shared_ptr<Run> shardOf(const Run& run, size_t b, size_t e) {
     std::vector<int64_t> off{0};
