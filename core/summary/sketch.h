@@ -164,8 +164,10 @@ private:
         const int64_t t = int64_t(z);   // toward zero
         return t + (double(t) < z);
     };
-    const int64_t lo = ceilOf(base + table.step[k] - 1e-6), hi = ceilOf(base + table.step[k + 1] + 1e-6);
-    if (lo == hi)
+    // The interval's two ends round up to the same integer when the upper end is at most the
+    // lower end's ceiling (the upper end is not below the lower one).
+    const int64_t lo = ceilOf(base + table.step[k] - 1e-6);
+    if (base + table.step[k + 1] + 1e-6 <= double(lo))
         return int32_t(lo);
     return sketch_detail::bucketByLog(magnitude);
 }
