@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 #include <string>
 
 namespace kcx::leb128 {
@@ -33,25 +32,6 @@ inline uint64_t readU(const std::string& b, size_t& at) {
         if (!(c & 0x80))
             return v;
     }
-}
-
-// Eight numbers of one byte each, none of them zero, at `p` (8 readable bytes): the common
-// case of a sketch store's counts (a zero starts a run of empty buckets, a byte with its high
-// bit set continues a number). True, and the bytes in *word (the first lowest), when it holds.
-// A byte b is in 1..127 exactly when neither b nor b − 1 has its high bit set; a borrow
-// between bytes comes only from a zero byte, which is refused anyway.
-inline bool eightSmall(const uint8_t* p, uint64_t* word) {
-    constexpr uint64_t kOnes = 0x0101010101010101u, kHighs = 0x8080808080808080u;
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    *word = v;
-    return ((v | (v - kOnes)) & kHighs) == 0;
-}
-
-// The sum of a word's eight bytes (each below 128: at most 1,016).
-inline uint64_t sumOfBytes(uint64_t v) {
-    const uint64_t pairs = (v & 0x00ff00ff00ff00ffu) + ((v >> 8) & 0x00ff00ff00ff00ffu);
-    return (pairs * 0x0001000100010001u) >> 48;
 }
 
 }  // namespace kcx::leb128

@@ -180,19 +180,7 @@ size_t Sketch::walkPacked(const std::string& bytes, size_t at, F&& f) {
     if (!entries)
         return at;
     int64_t index = leb128::unzigzag(readU(bytes, at));
-    const auto* raw = reinterpret_cast<const uint8_t*>(bytes.data());
     for (uint64_t i = 0; i < entries; ++i) {
-        // Mostly counts of one byte: eight at a time.
-        uint64_t word;
-        while (entries - i >= 8 && bytes.size() - at >= 8 && leb128::eightSmall(raw + at, &word)) {
-            for (int k = 0; k < 8; ++k)
-                f(int32_t(index + k), (word >> (8 * k)) & 0xff);
-            index += 8;
-            i += 8;
-            at += 8;
-        }
-        if (i == entries)
-            break;
         const uint64_t c = readU(bytes, at);
         if (c) {
             f(int32_t(index), c);

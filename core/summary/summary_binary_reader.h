@@ -129,21 +129,6 @@ public:
         uint64_t total = 0;
         bool lastWasGap = false;
         for (uint64_t i = 0; i < entries; ++i) {
-            // Mostly counts of one byte: eight at a time (each below 128, so no overflow
-            // check but the total's).
-            uint64_t word;
-            while (entries - i >= 8 && end_ - p_ >= 8 && leb128::eightSmall(p_, &word)) {
-                const uint64_t c = leb128::sumOfBytes(word);
-                if (total + c < total)
-                    fail(place, "the counts add up to more than 2^64");
-                total += c;
-                index += 8;
-                i += 8;
-                p_ += 8;
-                lastWasGap = false;
-            }
-            if (i == entries)
-                break;
             const uint64_t c = u(place);
             if (c) {
                 if (total + c < total)

@@ -126,8 +126,7 @@ private slots:
 
     // A store's encoding (docs/summaries.md, "The binary container") by hand: entries, the
     // first bucket zigzagged, counts, "0 k" for k empty buckets; zero counts at either end of
-    // a dense store are not written. And eight one-byte counts at a time (the reader's and
-    // Sketch::merge's shortcut) walk the same buckets as one at a time.
+    // a dense store are not written. Packed and merged into a dense sketch, the same counts.
     void storeEncodingByHand() {
         Sketch::Store st;
         st.offset = 10;
@@ -158,6 +157,36 @@ private slots:
         const Sketch::Store sum = twice.store(false);
         for (const auto& [b, c] : want)
             QCOMPARE(sum.counts[size_t(b - sum.offset)], 2 * c);
+    }
+
+    // A packed store read and merged (Sketch::merge into a dense one, twice) on entries of
+    // every length. The store by hand: offset -3; counts 5, 200 (two bytes), 20000 (three), 5
+    // written in two bytes (0x85 0x00); runs of 2 and of 150 empty buckets (its k in two
+    // bytes); a last count 1.
+    void packedCountsMergeAsTheyRead() {
+        // 7 entries: 5 | 200 | run of 2 | 20000 | 5 | run of 150 | 1.
+        const std::string store("\x07\x05\x05\xc8\x01\x00\x02\xa0\x9c\x01\x85\x00\x00\x96\x01\x01", 16);
+        auto packed = std::make_shared<Sketch::Packed>();
+        packed->bytes = std::make_shared<const std::string>(store + std::string("\x00", 1));
+        packed->pos = 0;
+        packed->neg = uint32_t(store.size());
+        std::vector<std::pair<int32_t, uint64_t>> walked;
+        Sketch::walkPacked(*packed->bytes, 0, [&](int32_t b, uint64_t c) { walked.emplace_back(b, c); });
+        const std::vector<std::pair<int32_t, uint64_t>> want = {{-3, 5}, {-2, 200}, {1, 20000}, {2, 5}, {153, 1}};
+        QVERIFY(walked == want);
+        packed->posTotal = 20211;
+        packed->posLo = -3;
+        packed->posHi = 153;
+        const Sketch k = Sketch::fromPacked(0, packed);
+        Sketch sum;
+        sum.merge(k);
+        sum.merge(k);
+        const Sketch::Store st = sum.store(false);
+        QCOMPARE(st.offset, -3);
+        QCOMPARE(st.counts.size(), size_t(157));
+        for (const auto& [b, c] : want)
+            QCOMPARE(st.counts[size_t(b + 3)], 2 * c);
+        QCOMPARE(sum.count(), uint64_t(2 * 20211));
     }
 
     // Every rank of the sketch lies within 1 % of the value of that rank.
