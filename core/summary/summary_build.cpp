@@ -64,6 +64,23 @@ struct Segment {
     int nSlots = 0;
 };
 
+// Where the segment that begins at token i ends (t1: its sequence's end), and its fine
+// accumulator's slots in `out` (made running for the sequence); how many.
+size_t segmentEnd(const Fine& F, size_t i, size_t t1) {
+    size_t j = i + 1;
+    while (j < t1 && F.fineOf[j] == F.fineOf[i])
+        ++j;
+    return j;
+}
+
+int segmentSlots(const Fine& F, int32_t f, SeqScratch& scratch, Partial** out) {
+    int n = 0;
+    const int* sl = F.slots(F.comboOfFine[size_t(f)]);
+    for (int k = 0; k < F.W && sl[k] >= 0; ++k)
+        out[n++] = &scratch.at(sl[k]);
+    return n;
+}
+
 // A segment's values into its fine accumulator and slots: what MetricCell::add, offerWorst
 // and the slots' running figures do for each value, with the cell's figures and the worst
 // entries' threshold held in registers (the same figures: min, max and the exact sums do not
@@ -160,17 +177,12 @@ RunSummary summarizeWhole(std::shared_ptr<const Run> runPtr, const SummarizeOpti
                 for (size_t i = run.seqBegin(s); i < t1;) {
                     // A segment (addSegment): every token touches its slots, a missing one too.
                     const int32_t f = F.fineOf[i];
-                    size_t j = i + 1;
-                    while (j < t1 && F.fineOf[j] == f)
-                        ++j;
+                    const size_t j = segmentEnd(F, i, t1);
                     RunAcc& d = (*fine)[f];
                     d.tokens += j - i;
                     RunSums& r = d.run;
                     Partial* segSlots[kMaxSlotsPerCombo];
-                    int nSlots = 0;
-                    const int* sl = F.slots(F.comboOfFine[size_t(f)]);
-                    for (int k = 0; k < F.W && sl[k] >= 0; ++k)
-                        segSlots[nSlots++] = &scratch.at(sl[k]);
+                    const int nSlots = segmentSlots(F, f, scratch, segSlots);
                     // The three exps of each token a vector at a time (det::expMany: the
                     // same bits as det::exp), kExpBlock tokens at once.
                     alignas(64) double A[kExpBlock], Q[kExpBlock], D[kExpBlock], EW[kExpBlock], EA[kExpBlock],
@@ -276,13 +288,9 @@ RunSummary summarizeWhole(std::shared_ptr<const Run> runPtr, const SummarizeOpti
                     // A segment: the sequence's next tokens that go to one fine accumulator
                     // (the same position bucket and token-level codes), added at once.
                     const int32_t f = F.fineOf[i];
-                    size_t j = i + 1;
-                    while (j < t1 && F.fineOf[j] == f)
-                        ++j;
+                    const size_t j = segmentEnd(F, i, t1);
                     Segment g{values->values.data(), i, j, t0, &run.ids[s], L.stepOf[s], {}, 0};
-                    const int* sl = F.slots(F.comboOfFine[size_t(f)]);
-                    for (int k = 0; k < F.W && sl[k] >= 0; ++k)
-                        g.slots[g.nSlots++] = &scratch.at(sl[k]);
+                    g.nSlots = segmentSlots(F, f, scratch, g.slots);
                     addSegment((*fine)[f], g);
                     i = j;
                 }
